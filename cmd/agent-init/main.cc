@@ -1,0 +1,200 @@
+// agent-init: the command line. Parses options and environment into a
+// Config, runs one mode, prints the failure (once) and maps it to an exit
+// code. Everything else lives in src/.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "dir.h"
+#include "error.h"
+#include "exec.h"
+#include "inspect.h"
+#include "log.h"
+#include "prepare.h"
+#include "version.h"
+
+extern char** environ;
+
+namespace {
+
+using agent_init::Config;
+using agent_init::Error;
+using agent_init::Kind;
+
+constexpr const char* kExitCodes = R"(Exit codes (before the command runs; after it, the status is the command's own):
+  0    ready (prepare, inspect without problems)
+  64   bad usage: unknown option, bad value, no command
+  65   the home's layout is missing, ambiguous or broken; or an executable place is noexec or on the volume
+  73   the run directory could not be put in place (e.g. read-only root and no permission to mount)
+  75   temporarily unavailable: another instance holds the volume
+  77   permission denied, or refused for safety (a symlink planted in the volume)
+  126  the command is not executable
+  127  the command was not found)";
+
+enum class Mode { kExec, kPrepare, kInspect };
+
+struct Cli {
+  Config config;
+  Mode mode = Mode::kExec;
+  bool json = false;
+  std::string log_format = "text";
+  std::string log_level = "info";
+  std::vector<std::string> command;
+};
+
+agent_init::log::Level ParseLevel(const std::string& s) {
+  using agent_init::log::Level;
+  if (s == "debug") return Level::kDebug;
+  if (s == "warn") return Level::kWarn;
+  if (s == "error") return Level::kError;
+  if (s == "off") return Level::kOff;
+  return Level::kInfo;
+}
+
+// Prints a failure once, in the chosen log format, and returns its exit code.
+int Report(const Error& e) {
+  int code = agent_init::ExitCodeFor(e.kind);
+  if (e.hint.empty()) {
+    agent_init::log::Error(e.msg, {{"exit_code", std::to_string(code)}});
+  } else {
+    agent_init::log::Error(e.msg, {{"hint", e.hint}, {"exit_code", std::to_string(code)}});
+  }
+  return code;
+}
+
+int UsageError(const std::string& msg) {
+  std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", msg.c_str());
+  return agent_init::ExitCodeFor(Kind::kUsage);
+}
+
+// Where the command starts: the first positional argument that is not a
+// subcommand, or the word after the first "--". Options before it belong to
+// agent-init, everything from it on to the command, so that
+// `agent-init --home X elastic-agent run -e` passes `-e` to the agent.
+size_t CommandStart(const CLI::App& app, const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return i;
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') != std::string::npos) continue;
+      const CLI::Option* opt = app.get_option_no_throw(a);
+      if (opt != nullptr && opt->get_type_size() != 0) ++i;  // skip its value
+      continue;
+    }
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(a)) return args.size();  // a mode: it takes no command
+    }
+    return i;
+  }
+  return args.size();
+}
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return agent_init::NormalizePath(ec ? path : abs.string());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli;
+  CLI::App app{"agent-init " AGENT_INIT_VERSION
+               ": keeps an agent's state on a persistent volume and starts the agent.\n\n"
+               "  agent-init [OPTIONS] [--] COMMAND [ARG...]   prepare, then exec COMMAND (PATH lookup)\n"
+               "  agent-init prepare [OPTIONS]                 prepare, then exit 0 (init containers)\n"
+               "  agent-init inspect [OPTIONS] [--json]        report what is there; change nothing\n"
+               "  agent-init --help | --version\n",
+               "agent-init"};
+  app.footer(std::string(kExitCodes) +
+             "\n\nEvery option also reads the environment variable shown as Env.");
+  app.set_version_flag("--version", AGENT_INIT_VERSION);
+
+  std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
+                                                     {"bind", agent_init::Method::kBind},
+                                                     {"symlink", agent_init::Method::kSymlink}};
+  app.add_option("--home", cli.config.home, "The agent's home in the image")
+      ->envname("AGENT_INIT_HOME")
+      ->capture_default_str();
+  app.add_option("--state", cli.config.state, "The persistent volume; the agent's run directory is STATE/run")
+      ->envname("AGENT_INIT_STATE")
+      ->capture_default_str();
+  app.add_option("--versioned-home", cli.config.versioned_home,
+                 "Directory name under HOME/data to use; skips discovery")
+      ->envname("AGENT_INIT_VERSIONED_HOME");
+  app.add_option("--method", cli.config.method, "How STATE/run is put on VH/run: auto, bind or symlink")
+      ->envname("AGENT_INIT_METHOD")
+      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
+      ->default_str("auto");
+  app.add_option("--log-format", cli.log_format, "Log format on stderr: text or json")
+      ->envname("AGENT_INIT_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--log-level", cli.log_level, "Log level: debug, info, warn, error or off")
+      ->envname("AGENT_INIT_LOG_LEVEL")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  CLI::App* prepare = app.add_subcommand("prepare", "Prepare the state, then exit 0");
+  CLI::App* inspect = app.add_subcommand("inspect", "Report what is there and what prepare would do");
+  inspect->add_flag("--json", cli.json, "Print one JSON object");
+  for (CLI::App* sub : {prepare, inspect}) sub->fallthrough();
+  app.require_subcommand(0, 1);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  size_t start = CommandStart(app, args);
+  std::vector<std::string> ours(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(start));
+  if (start < args.size()) {
+    size_t first = args[start] == "--" ? start + 1 : start;
+    cli.command.assign(args.begin() + static_cast<std::ptrdiff_t>(first), args.end());
+  }
+  try {
+    std::vector<std::string> reversed(ours.rbegin(), ours.rend());  // CLI11 parses from the back
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::printf("agent-init %s\n", AGENT_INIT_VERSION);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what());
+  }
+
+  if (prepare->parsed()) cli.mode = Mode::kPrepare;
+  if (inspect->parsed()) cli.mode = Mode::kInspect;
+  if (cli.mode != Mode::kExec && !cli.command.empty()) {
+    return UsageError("unexpected arguments after the mode: " + cli.command.front());
+  }
+  if (cli.mode == Mode::kExec && cli.command.empty()) {
+    return UsageError("no command given: agent-init [OPTIONS] -- COMMAND [ARG...], or agent-init prepare");
+  }
+  if (!cli.config.versioned_home.empty() && !agent_init::IsPlainName(cli.config.versioned_home)) {
+    return UsageError("--versioned-home must be one directory name under HOME/data, not " +
+                      agent_init::Q(cli.config.versioned_home));
+  }
+  cli.config.home = Absolute(cli.config.home);
+  cli.config.state = Absolute(cli.config.state);
+  agent_init::log::Init(cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
+                        ParseLevel(cli.log_level));
+
+  if (cli.mode == Mode::kInspect) {
+    agent_init::InspectReport report = agent_init::Inspect(cli.config);
+    std::string out = cli.json ? agent_init::RenderJson(report) : agent_init::RenderText(report);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
+  }
+
+  auto prepared = agent_init::Prepare(cli.config);
+  if (!prepared) return Report(prepared.error());
+  if (cli.mode == Mode::kPrepare) return 0;
+
+  agent_init::log::Flush();
+  return Report(agent_init::ExecCommand(cli.command, environ));
+}

@@ -1,0 +1,26 @@
+// The configuration agent-init runs with: a plain struct that cmd/ fills
+// from the command line and the environment, and passes down. No globals.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace agent_init {
+
+/// How STATE/run is put onto VH/run.
+enum class Method {
+  kAuto,     // bind mount when permitted, else symlink
+  kBind,     // bind mount only
+  kSymlink,  // symlink only
+};
+
+std::string_view MethodName(Method method);
+
+struct Config {
+  std::string home = "/usr/share/elastic-agent";
+  std::string state = "/usr/share/elastic-agent/state";
+  std::string versioned_home;  // empty: discover it
+  Method method = Method::kAuto;
+};
+
+}  // namespace agent_init

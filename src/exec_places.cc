@@ -1,0 +1,117 @@
+#include "exec_places.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "sys.h"
+
+namespace agent_init {
+namespace {
+
+// Whether two directories of one filesystem overlap: one contains the other.
+bool RootsOverlap(const std::string& a, const std::string& b) {
+  auto within = [](const std::string& inner, const std::string& outer) {
+    if (outer == "/" || inner == outer) return true;
+    return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
+  };
+  return within(a, b) || within(b, a);
+}
+
+std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
+                            const MountTable& table) {
+  int fd = ::openat(dirfd, rel.empty() ? "." : rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  UniqueFd owned(fd);
+  struct statx st;
+  if (sys::Statx(fd, "", AT_EMPTY_PATH, &st) < 0) return std::nullopt;
+  Place p;
+  p.role = std::move(role);
+  p.path = std::move(shown);
+  p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+  const Mount* m = nullptr;
+  if (sys::HasMountId(st)) {
+    p.mount_id = st.stx_mnt_id;
+    m = table.ById(st.stx_mnt_id);
+  } else {
+    char real[PATH_MAX];
+    if (::realpath(sys::ProcFdPath(fd).c_str(), real) != nullptr) m = table.Covering(real);
+    if (m) p.mount_id = m->id;
+  }
+  if (m) {
+    p.found_mount = true;
+    p.mount = *m;
+  }
+  return p;
+}
+
+}  // namespace
+
+PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const MountTable& table) {
+  PlacesReport report;
+  if (auto p = Locate(state.fd(), "", "state", state.path(), table)) report.places.push_back(std::move(*p));
+  if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), table)) report.places.push_back(std::move(*p));
+  for (const char* sub : {"components", "install", "downloads"}) {
+    if (auto p = Locate(vh.fd(), sub, sub, vh.PathOf(sub), table)) report.places.push_back(std::move(*p));
+  }
+  if (auto p = Locate(home.fd(), "data/tmp", "tmp", home.PathOf("data/tmp"), table)) {
+    report.places.push_back(std::move(*p));
+  }
+  EvaluatePlaces(report);
+  return report;
+}
+
+void EvaluatePlaces(PlacesReport& report) {
+  const Place* state = nullptr;
+  const Place* tmp = nullptr;
+  const Place* install = nullptr;
+  const Place* vh = nullptr;
+  for (const auto& p : report.places) {
+    if (p.role == "state") state = &p;
+    if (p.role == "tmp") tmp = &p;
+    if (p.role == "install") install = &p;
+    if (p.role == "versioned_home") vh = &p;
+  }
+  // STATE on the container's root filesystem means no volume is mounted: the
+  // state would die with the container. Everything else then shares that
+  // mount by necessity, which is not the problem to report.
+  if (state != nullptr && state->found_mount && state->mount.target == "/") {
+    report.warnings.push_back(Q(state->path) +
+                              " is not on a volume (it is on the root filesystem): the agent's state will "
+                              "not outlive the container; mount the persistent volume there");
+    state = nullptr;
+  }
+  for (const auto& p : report.places) {
+    if (p.role == "state") continue;
+    if (state != nullptr &&
+        (p.mount_id == state->mount_id ||
+         (p.dev == state->dev && p.found_mount && state->found_mount && RootsOverlap(p.mount.root, state->mount.root)))) {
+      report.problems.push_back(
+          {"exec-on-volume", p.path,
+           Q(p.path) + " is on the state volume " + Q(state->path) +
+               ": the agent would execute programs from the volume and keep stale ones across images; "
+               "mount the volume at STATE only (not over data/), and let agent-init put STATE/run in place"});
+      continue;
+    }
+    if (p.found_mount && p.mount.noexec) {
+      report.problems.push_back(
+          {"noexec", p.path,
+           Q(p.path) + " is on a noexec mount (" + Q(p.mount.target) + ", " + p.mount.fstype +
+               "): the agent cannot execute what it installs there; do not mount a volume over the "
+               "agent's data directory, or mount it with exec"});
+    }
+  }
+  // Renames from data/tmp into the install directory (7.x) or into data/ (upgrades).
+  const Place* target = install != nullptr ? install : vh;
+  if (tmp != nullptr && target != nullptr && tmp->mount_id != target->mount_id) {
+    report.warnings.push_back(Q(tmp->path) + " and " + Q(target->path) +
+                              " are on different mounts (ids " + std::to_string(tmp->mount_id) + " and " +
+                              std::to_string(target->mount_id) +
+                              "): the agent's renames between them will fail with EXDEV");
+  }
+}
+
+}  // namespace agent_init

@@ -1,0 +1,49 @@
+// Keeping executables off the volume: where the agent executes and installs
+// from must be on the image's exec-capable filesystem, never on the state
+// volume, and its temp and install directories must share one mount so that
+// its renames between them cannot fail with EXDEV.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dir.h"
+#include "mount_table.h"
+
+namespace agent_init {
+
+/// Something wrong that prepare refuses and inspect reports.
+struct Problem {
+  std::string code;  // stable identifier, e.g. "noexec"
+  std::string path;
+  std::string message;
+};
+
+/// One path and the mount it lives on.
+struct Place {
+  std::string role;  // state, versioned_home, components, install, downloads, tmp
+  std::string path;
+  std::uint64_t mount_id = 0;
+  std::uint64_t dev = 0;
+  bool found_mount = false;
+  Mount mount;  // a copy of the mount table entry, when found
+};
+
+struct PlacesReport {
+  std::vector<Place> places;  // state first, then the executable places that exist
+  std::vector<Problem> problems;
+  std::vector<std::string> warnings;
+};
+
+/// Looks up the mounts of STATE and of every place the agent executes or
+/// installs from (VH, VH/components, VH/install, VH/downloads, HOME/data/tmp,
+/// those that exist), then evaluates them.
+PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const MountTable& table);
+
+/// The rules, over facts already gathered (unit-testable without mounts):
+/// no executable place on a noexec mount or on the volume; tmp and the install
+/// directory on one mount.
+void EvaluatePlaces(PlacesReport& report);
+
+}  // namespace agent_init

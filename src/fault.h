@@ -1,0 +1,19 @@
+// Fault injection for the crash-safety tests. Every durable step of a
+// multi-step change to the volume calls FaultPoint(). Test builds
+// (AGENT_INIT_FAULT_INJECTION) count the calls and SIGKILL the process at the
+// step named by the AGENT_INIT_FAULT_STEP environment variable; release
+// builds compile the calls away, so no environment variable can kill them.
+#pragma once
+
+#include <string_view>
+
+namespace agent_init {
+
+#ifdef AGENT_INIT_FAULT_INJECTION
+/// Counts a step; kills the process when it is the chosen one.
+void FaultPoint(std::string_view step);
+#else
+inline void FaultPoint(std::string_view) {}
+#endif
+
+}  // namespace agent_init

@@ -1,0 +1,35 @@
+// `agent-init inspect`: what is there and what prepare would do, without
+// changing anything. Every failure prepare would stop at is a problem here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "exec_places.h"
+#include "layout.h"
+
+namespace agent_init {
+
+struct InspectReport {
+  std::string home;
+  std::string data;
+  Discovery discovery;
+  std::optional<std::string> versioned_home;  // path
+  std::string state;
+  std::string state_run;
+  std::string method;         // what prepare would use
+  std::string method_reason;  // why
+  bool prepared = false;      // VH/run is already the volume's run directory
+  std::vector<Place> places;
+  std::vector<Problem> problems;
+  std::vector<std::string> warnings;
+};
+
+InspectReport Inspect(const Config& config);
+
+std::string RenderJson(const InspectReport& report);
+std::string RenderText(const InspectReport& report);
+
+}  // namespace agent_init

@@ -1,0 +1,44 @@
+// Thin wrappers over system calls that we always call the same way (statx
+// with the mount id, fd-to-fd bind mounts). They return -1 and leave errno
+// set, like the calls they wrap.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace agent_init::sys {
+
+/// statx(2) asking for the basic stats and the mount id (Linux 5.8).
+/// `flags` is passed through (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH).
+int Statx(int dirfd, const char* path, int flags, struct statx* out);
+
+/// True when statx filled in stx_mnt_id.
+bool HasMountId(const struct statx& st);
+
+/// Clones the mount tree at `fd` and attaches it onto `target_fd`: a bind
+/// mount from fd to fd, with no path lookup (Linux 5.2). -1/ENOSYS when the
+/// new mount API is not available.
+int BindFdToFd(int source_fd, int target_fd);
+
+/// Classic mount(2) bind through /proc/self/fd of two verified fds.
+int BindViaProcFd(int source_fd, int target_fd);
+
+/// "/proc/self/fd/N"
+std::string ProcFdPath(int fd);
+
+/// fsync(2) that retries EINTR.
+int Fsync(int fd);
+
+}  // namespace agent_init::sys
+
+namespace agent_init::sys {
+
+/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing the
+/// target. Filesystems without the flag get a check-then-rename, which is
+/// enough under the state lock.
+int RenameNoReplace(int olddirfd, const char* oldname, int newdirfd, const char* newname);
+
+}  // namespace agent_init::sys

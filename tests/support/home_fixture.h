@@ -1,0 +1,34 @@
+// Builds agent homes shaped like the images (see ../shared/notes), in a
+// temporary directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace agent_init::test {
+
+/// An agent home under `root`: HOME/data/<versioned homes>.
+class HomeFixture {
+ public:
+  explicit HomeFixture(std::string home) : home_(std::move(home)) {}
+
+  const std::string& home() const { return home_; }
+  std::string Path(const std::string& rel) const { return home_ + "/" + rel; }
+  std::string Vh(const std::string& name) const { return home_ + "/data/" + name; }
+
+  /// HOME/data/<name> with the given subdirectories and an executable
+  /// `elastic-agent` in it.
+  HomeFixture& VersionedHome(const std::string& name, const std::vector<std::string>& subdirs = {});
+  /// HOME/elastic-agent -> target (absolute targets are used as given).
+  HomeFixture& HomeSymlink(const std::string& target);
+  HomeFixture& File(const std::string& rel, const std::string& content);
+
+ private:
+  std::string home_;
+};
+
+/// The 7.11.1 image: data/elastic-agent-9b2fec/{elastic-agent,downloads,install,run},
+/// the home symlink to it and .build_hash.txt.
+HomeFixture Make711Home(const std::string& home);
+
+}  // namespace agent_init::test

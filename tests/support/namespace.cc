@@ -1,0 +1,68 @@
+#include "namespace.h"
+
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace agent_init::test {
+
+std::optional<std::string> MountNamespaceUnavailable() {
+  if (::geteuid() != 0) return "not running as root";
+  pid_t pid = ::fork();
+  if (pid == 0) _exit(::unshare(CLONE_NEWNS) == 0 ? 0 : 1);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "unshare(CLONE_NEWNS) failed";
+  return std::nullopt;
+}
+
+std::string InMountNamespace(const std::function<std::string()>& body) {
+  int fds[2];
+  if (::pipe(fds) < 0) return std::string("pipe: ") + std::strerror(errno);
+  pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string answer;
+    if (::unshare(CLONE_NEWNS) < 0) {
+      answer = std::string("unshare: ") + std::strerror(errno);
+    } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) {
+      answer = std::string("make / private: ") + std::strerror(errno);
+    } else {
+      answer = body();
+    }
+    if (answer.empty()) answer = "ok";
+    (void)!::write(fds[1], answer.data(), answer.size());
+    _exit(0);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) answer.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "namespace child killed by signal " + std::to_string(WTERMSIG(status));
+  if (answer == "ok") return "";
+  return answer.empty() ? "namespace child gave no answer" : answer;
+}
+
+bool DropSysAdmin() {
+  if (::prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0) return false;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) < 0) return false;
+  data[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+  data[CAP_SYS_ADMIN / 32].permitted &= ~(1u << (CAP_SYS_ADMIN % 32));
+  data[CAP_SYS_ADMIN / 32].inheritable &= ~(1u << (CAP_SYS_ADMIN % 32));
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
+
+}  // namespace agent_init::test

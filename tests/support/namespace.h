@@ -1,0 +1,37 @@
+// Running a test body in a child process with its own mount namespace, so
+// that real mounts never touch the host's mount table.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace agent_init::test {
+
+/// Why namespace tests cannot run here (not root, no unshare), or nullopt.
+std::optional<std::string> MountNamespaceUnavailable();
+
+/// Forks; the child unshares its mount namespace, makes every mount private
+/// and runs `body`. The body returns "" on success or a failure description.
+/// Returns the child's answer (or a description of how it died).
+std::string InMountNamespace(const std::function<std::string()>& body);
+
+/// Drops CAP_SYS_ADMIN from the calling process's effective and permitted
+/// sets (and the bounding set), as a container without it would have.
+bool DropSysAdmin();
+
+}  // namespace agent_init::test
+
+/// Skips the test, loudly, when mount namespaces are unavailable.
+#define REQUIRE_MOUNT_NAMESPACE()                                                  \
+  do {                                                                             \
+    if (auto why = ::agent_init::test::MountNamespaceUnavailable()) {              \
+      GTEST_SKIP() << "SKIPPED: needs root and mount namespaces: " << *why;        \
+    }                                                                              \
+  } while (0)
+
+/// In a namespace body: returns a failure description unless `cond` holds.
+#define NS_CHECK(cond, what)                                                       \
+  do {                                                                             \
+    if (!(cond)) return std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + (what); \
+  } while (0)

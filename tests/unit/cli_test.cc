@@ -1,0 +1,155 @@
+// The command line is a contract (README, issue #3): these tests run the
+// real binary.
+#include <gtest/gtest.h>
+
+#include "home_fixture.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+using test::Run;
+using test::RunResult;
+
+RunResult AgentInit(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+  args.insert(args.begin(), AGENT_INIT_BINARY);
+  return Run(args, env);
+}
+
+bool Contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+TEST(Cli, HelpListsModesOptionsEnvironmentAndExitCodes) {
+  RunResult r = AgentInit({"--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* s : {"prepare", "inspect", "--home", "AGENT_INIT_HOME", "--state", "AGENT_INIT_STATE",
+                        "--versioned-home", "AGENT_INIT_VERSIONED_HOME", "--method", "AGENT_INIT_METHOD",
+                        "--log-format", "AGENT_INIT_LOG_FORMAT", "--log-level", "AGENT_INIT_LOG_LEVEL",
+                        "64", "65", "73", "75", "77", "126", "127"}) {
+    EXPECT_TRUE(Contains(r.out, s)) << "help lacks " << s << "\n" << r.out;
+  }
+}
+
+TEST(Cli, Version) {
+  RunResult r = AgentInit({"--version"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(Contains(r.out, "agent-init 0.")) << r.out;
+}
+
+TEST(Cli, UsageErrorsAre64) {
+  EXPECT_EQ(AgentInit({}).status, 64);
+  EXPECT_EQ(AgentInit({"--bogus"}).status, 64);
+  EXPECT_EQ(AgentInit({"--method", "nope", "prepare"}).status, 64);
+  EXPECT_EQ(AgentInit({"prepare", "extra"}).status, 64);
+  EXPECT_EQ(AgentInit({"--versioned-home", "../x", "prepare"}).status, 64);
+  EXPECT_EQ(AgentInit({"--log-format", "xml", "prepare"}).status, 64);
+  EXPECT_EQ(AgentInit({"prepare"}, {"AGENT_INIT_METHOD=nope"}).status, 64);
+}
+
+class CliHome : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::Make711Home(t_ / "home");
+    test::MakeDirs(t_ / "state");
+  }
+  std::vector<std::string> Base() { return {"--home", t_ / "home", "--state", t_ / "state", "--method", "symlink"}; }
+  std::vector<std::string> With(std::vector<std::string> more) {
+    auto args = Base();
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+  test::TempDir t_;
+};
+
+// Issue #3, done when: the 7.11.1 image is named by its home symlink.
+TEST_F(CliHome, InspectJsonOn7111Image) {
+  RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "state", "inspect", "--json"});
+  EXPECT_TRUE(Contains(r.out, "\"versioned_home\":\"" + t_ / "home/data/elastic-agent-9b2fec\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"versioned_home_evidence\":\"home-symlink\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"candidates\":[\"elastic-agent-9b2fec\"]")) << r.out;
+  for (const char* key : {"\"home\":", "\"data\":", "\"state\":", "\"state_run\":", "\"method\":", "\"prepared\":false",
+                          "\"mounts\":[", "\"problems\":["}) {
+    EXPECT_TRUE(Contains(r.out, key)) << key << " missing in " << r.out;
+  }
+  EXPECT_EQ(r.out.back(), '\n');
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one JSON object on one line";
+}
+
+TEST_F(CliHome, InspectReadsEnvironmentAndChangesNothing) {
+  std::string before = test::TreeDigest(t_.path());
+  RunResult r = AgentInit({"inspect"}, {"AGENT_INIT_HOME=" + t_ / "home", "AGENT_INIT_STATE=" + t_ / "state"});
+  EXPECT_TRUE(Contains(r.out, "elastic-agent-9b2fec (by home-symlink)")) << r.out << r.err;
+  EXPECT_EQ(test::TreeDigest(t_.path()), before);
+}
+
+TEST_F(CliHome, InspectExits65OnProblems) {
+  test::Symlink(t_ / "home/data/elastic-agent-0af676/elastic-agent", t_ / "home/elastic-agent.new");
+  ::rename((t_ / "home/elastic-agent.new").c_str(), (t_ / "home/elastic-agent").c_str());
+  RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "state", "inspect", "--json"});
+  EXPECT_EQ(r.status, 65);
+  EXPECT_TRUE(Contains(r.out, "\"versioned_home\":null")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"code\":\"layout\"")) << r.out;
+}
+
+TEST_F(CliHome, PrepareThenExecRunsTheCommandWithItsArguments) {
+  RunResult r = AgentInit(With({"/bin/echo", "--home", "x"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "--home x\n") << "options after the command belong to the command";
+  EXPECT_TRUE(test::IsSymlink(t_ / "home/data/elastic-agent-9b2fec/run"));
+}
+
+TEST_F(CliHome, DoubleDashSeparatesAModeNamedCommand) {
+  RunResult r = AgentInit(With({"--", "prepare"}), {"PATH=/nonexistent"});
+  EXPECT_EQ(r.status, 127) << r.err;
+  EXPECT_TRUE(Contains(r.err, "prepare")) << r.err;
+}
+
+TEST_F(CliHome, CommandNotFoundIs127AndNotExecutableIs126) {
+  EXPECT_EQ(AgentInit(With({"--", t_ / "missing"})).status, 127);
+  test::WriteFile(t_ / "plain", "data", 0644);
+  RunResult r = AgentInit(With({"--", t_ / "plain"}));
+  EXPECT_EQ(r.status, 126);
+  EXPECT_TRUE(Contains(r.err, t_ / "plain")) << r.err;
+}
+
+TEST_F(CliHome, PrepareExitsZeroAndIsIdempotent) {
+  EXPECT_EQ(AgentInit(With({"prepare"})).status, 0);
+  RunResult again = AgentInit(With({"prepare"}));
+  EXPECT_EQ(again.status, 0);
+  EXPECT_TRUE(Contains(again.err, "already in place")) << again.err;
+}
+
+TEST_F(CliHome, JsonLogsAreOneObjectPerLine) {
+  RunResult r = AgentInit(With({"--log-format", "json", "prepare"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  size_t start = 0;
+  while (start < r.err.size()) {
+    size_t nl = r.err.find('\n', start);
+    std::string line = r.err.substr(start, nl - start);
+    EXPECT_EQ(line.front(), '{') << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    EXPECT_TRUE(Contains(line, "\"time\":\"")) << line;
+    EXPECT_TRUE(Contains(line, "\"level\":\"")) << line;
+    EXPECT_TRUE(Contains(line, "\"message\":\"")) << line;
+    start = nl + 1;
+  }
+}
+
+TEST_F(CliHome, MissingStateIs73WithTheFix) {
+  RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "nostate", "prepare"});
+  EXPECT_EQ(r.status, 73);
+  EXPECT_TRUE(Contains(r.err, t_ / "nostate")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "mount the persistent volume")) << r.err;
+}
+
+TEST_F(CliHome, SymlinkedStateRunIsRefusedWith77) {
+  test::MakeDirs(t_ / "outside");
+  test::Symlink(t_ / "outside", t_ / "state/run");
+  RunResult r = AgentInit(With({"prepare"}));
+  EXPECT_EQ(r.status, 77);
+  EXPECT_TRUE(Contains(r.err, "symlink")) << r.err;
+  EXPECT_EQ(test::TreeDigest(t_ / "outside"), "");
+}
+
+}  // namespace
+}  // namespace agent_init
