@@ -8,8 +8,7 @@
 
 namespace agent_init {
 
-Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content,
-                             mode_t mode) {
+Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
   const std::string tmp = "." + name + ".tmp";
   // A leftover temp file (or anything planted there) goes first; unlinkat
   // removes a symlink itself, never its target.

@@ -41,8 +41,7 @@ std::string Join(const std::string& base, std::string_view rel) {
 }  // namespace
 
 bool IsPlainName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." &&
-         name.find('/') == std::string_view::npos;
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
 }
 
 std::string NormalizePath(std::string_view path) {
@@ -74,8 +73,7 @@ Error RefusalFor(int err, int dirfd, const std::string& name, const std::string&
   }
   switch (err) {
     case ELOOP:
-      return MakeError(Kind::kDenied, 0,
-                       "refusing " + Q(path) + ": it is a symlink (or passes through one)",
+      return MakeError(Kind::kDenied, 0, "refusing " + Q(path) + ": it is a symlink (or passes through one)",
                        "the state volume is not trusted and may not redirect agent-init; "
                        "remove the symlink and let agent-init create a real directory");
     case ENOTDIR:
@@ -147,7 +145,8 @@ Result<Dir> Dir::MakeSub(std::string_view rel, mode_t mode) const {
 Result<Dir::Parent> Dir::OpenParent(std::string_view rel) const {
   size_t slash = rel.rfind('/');
   std::string_view leaf = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
-  if (!IsPlainName(leaf)) return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain name");
+  if (!IsPlainName(leaf))
+    return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain name");
   if (slash == std::string_view::npos) return Parent{UniqueFd(), fd_.get(), std::string(leaf)};
   auto parent = OpenSub(rel.substr(0, slash));
   if (!parent) return std::unexpected(parent.error());
@@ -221,8 +220,8 @@ Result<std::optional<std::string>> Dir::ReadSmallFile(std::string_view rel, size
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > limit) {
-      return Fail(Kind::kLayout, "read " + Q(PathOf(rel)) + ": larger than " +
-                                     std::to_string(limit) + " bytes, refusing to parse it");
+      return Fail(Kind::kLayout, "read " + Q(PathOf(rel)) + ": larger than " + std::to_string(limit) +
+                                     " bytes, refusing to parse it");
     }
   }
   return std::optional<std::string>{std::move(out)};

@@ -37,8 +37,7 @@ class Dir {
   /// Opens a file beneath this directory; O_NOFOLLOW and O_CLOEXEC are added.
   /// With `regular_only`, anything but a regular file (FIFO, device, socket)
   /// is refused without blocking on it.
-  Result<UniqueFd> OpenFile(std::string_view rel, int flags, mode_t mode = 0,
-                            bool regular_only = true) const;
+  Result<UniqueFd> OpenFile(std::string_view rel, int flags, mode_t mode = 0, bool regular_only = true) const;
 
   /// statx of `rel` without following a symlink at any component.
   /// std::nullopt when it does not exist.
@@ -49,8 +48,7 @@ class Dir {
 
   /// Reads a small regular file beneath this directory (at most `limit` bytes;
   /// longer files are an error). std::nullopt when it does not exist.
-  Result<std::optional<std::string>> ReadSmallFile(std::string_view rel,
-                                                   size_t limit = 64 * 1024) const;
+  Result<std::optional<std::string>> ReadSmallFile(std::string_view rel, size_t limit = 64 * 1024) const;
 
   /// readlinkat of `rel`; std::nullopt when it is missing or not a symlink.
   std::optional<std::string> ReadLink(std::string_view rel) const;

@@ -6,14 +6,22 @@ namespace agent_init {
 
 int ExitCodeFor(Kind kind) {
   switch (kind) {
-    case Kind::kUsage: return 64;
-    case Kind::kLayout: return 65;
-    case Kind::kNoUser: return 67;
-    case Kind::kCannotPlace: return 73;
-    case Kind::kBusy: return 75;
-    case Kind::kDenied: return 77;
-    case Kind::kNotExecutable: return 126;
-    case Kind::kNotFound: return 127;
+    case Kind::kUsage:
+      return 64;
+    case Kind::kLayout:
+      return 65;
+    case Kind::kNoUser:
+      return 67;
+    case Kind::kCannotPlace:
+      return 73;
+    case Kind::kBusy:
+      return 75;
+    case Kind::kDenied:
+      return 77;
+    case Kind::kNotExecutable:
+      return 126;
+    case Kind::kNotFound:
+      return 127;
   }
   return 73;
 }

@@ -51,11 +51,9 @@ Kind KindForErrno(int err, Kind fallback = Kind::kCannotPlace);
 
 /// Shorthand for `std::unexpected(MakeError(...))` after a failed system call;
 /// the caller passes errno captured on the very next line.
-inline std::unexpected<Error> SysFail(int err, std::string msg,
-                                      Kind fallback = Kind::kCannotPlace,
+inline std::unexpected<Error> SysFail(int err, std::string msg, Kind fallback = Kind::kCannotPlace,
                                       std::string hint = {}) {
-  return std::unexpected(MakeError(KindForErrno(err, fallback), err, std::move(msg),
-                                   std::move(hint)));
+  return std::unexpected(MakeError(KindForErrno(err, fallback), err, std::move(msg), std::move(hint)));
 }
 
 inline std::unexpected<Error> Fail(Kind kind, std::string msg, std::string hint = {}) {

@@ -41,9 +41,10 @@ Result<std::string> ResolveCommand(const std::string& name) {
     path.remove_prefix(colon + 1);
   }
   if (!denied.empty()) return std::unexpected(ExecFailure(denied, EACCES));
-  return std::unexpected(MakeError(Kind::kNotFound, 0, "execute " + Q(name) + ": not found in PATH " +
-                                                           Q(env != nullptr ? env : kDefaultPath),
-                                   "check the command name, or give its full path"));
+  return std::unexpected(
+      MakeError(Kind::kNotFound, 0,
+                "execute " + Q(name) + ": not found in PATH " + Q(env != nullptr ? env : kDefaultPath),
+                "check the command name, or give its full path"));
 }
 
 Error ExecCommand(const std::vector<std::string>& argv, char* const* envp) {

@@ -4,21 +4,37 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <unistd.h>
 #include <climits>
 #include <cstdlib>
+
+#include <algorithm>
 
 #include "sys.h"
 
 namespace agent_init {
 namespace {
 
-// Whether two directories of one filesystem overlap: one contains the other.
-bool RootsOverlap(const std::string& a, const std::string& b) {
-  auto within = [](const std::string& inner, const std::string& outer) {
-    if (outer == "/" || inner == outer) return true;
-    return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
-  };
-  return within(a, b) || within(b, a);
+bool Within(const std::string& inner, const std::string& outer) {
+  if (outer == "/" || inner == outer) return true;
+  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
+}
+
+// Where a place is inside its filesystem: the mount's root plus the path
+// below the mount point. Two bind mounts of one volume show the same
+// filesystem paths under different mount points.
+std::string FilesystemPath(const Place& p) {
+  std::string below =
+      p.real_path.substr(std::min(p.real_path.size(), p.mount.target == "/" ? 0 : p.mount.target.size()));
+  return NormalizePath(p.mount.root + "/" + below);
+}
+
+// A place is on the volume when it is the volume's mount, or lies inside the
+// volume's directory on the same filesystem (another bind mount of it).
+bool OnVolume(const Place& p, const Place& state) {
+  if (p.mount_id == state.mount_id) return true;
+  if (p.dev != state.dev || !p.found_mount || !state.found_mount) return false;
+  return Within(FilesystemPath(p), FilesystemPath(state));
 }
 
 std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
@@ -32,13 +48,15 @@ std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role,
   p.role = std::move(role);
   p.path = std::move(shown);
   p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+  char real[PATH_MAX];
+  ssize_t n = ::readlink(sys::ProcFdPath(fd).c_str(), real, sizeof real - 1);
+  p.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;
   const Mount* m = nullptr;
   if (sys::HasMountId(st)) {
     p.mount_id = st.stx_mnt_id;
     m = table.ById(st.stx_mnt_id);
   } else {
-    char real[PATH_MAX];
-    if (::realpath(sys::ProcFdPath(fd).c_str(), real) != nullptr) m = table.Covering(real);
+    m = table.Covering(p.real_path);
     if (m) p.mount_id = m->id;
   }
   if (m) {
@@ -53,7 +71,8 @@ std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role,
 PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const MountTable& table) {
   PlacesReport report;
   if (auto p = Locate(state.fd(), "", "state", state.path(), table)) report.places.push_back(std::move(*p));
-  if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), table)) report.places.push_back(std::move(*p));
+  if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), table))
+    report.places.push_back(std::move(*p));
   for (const char* sub : {"components", "install", "downloads"}) {
     if (auto p = Locate(vh.fd(), sub, sub, vh.PathOf(sub), table)) report.places.push_back(std::move(*p));
   }
@@ -86,9 +105,7 @@ void EvaluatePlaces(PlacesReport& report) {
   }
   for (const auto& p : report.places) {
     if (p.role == "state") continue;
-    if (state != nullptr &&
-        (p.mount_id == state->mount_id ||
-         (p.dev == state->dev && p.found_mount && state->found_mount && RootsOverlap(p.mount.root, state->mount.root)))) {
+    if (state != nullptr && OnVolume(p, *state)) {
       report.problems.push_back(
           {"exec-on-volume", p.path,
            Q(p.path) + " is on the state volume " + Q(state->path) +
@@ -107,9 +124,8 @@ void EvaluatePlaces(PlacesReport& report) {
   // Renames from data/tmp into the install directory (7.x) or into data/ (upgrades).
   const Place* target = install != nullptr ? install : vh;
   if (tmp != nullptr && target != nullptr && tmp->mount_id != target->mount_id) {
-    report.warnings.push_back(Q(tmp->path) + " and " + Q(target->path) +
-                              " are on different mounts (ids " + std::to_string(tmp->mount_id) + " and " +
-                              std::to_string(target->mount_id) +
+    report.warnings.push_back(Q(tmp->path) + " and " + Q(target->path) + " are on different mounts (ids " +
+                              std::to_string(tmp->mount_id) + " and " + std::to_string(target->mount_id) +
                               "): the agent's renames between them will fail with EXDEV");
   }
 }

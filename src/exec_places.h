@@ -24,6 +24,7 @@ struct Problem {
 struct Place {
   std::string role;  // state, versioned_home, components, install, downloads, tmp
   std::string path;
+  std::string real_path;  // symlinks resolved; what the mount table speaks of
   std::uint64_t mount_id = 0;
   std::uint64_t dev = 0;
   bool found_mount = false;

@@ -16,7 +16,9 @@ void FaultPoint(std::string_view step) {
   static const char* chosen = std::getenv("AGENT_INIT_FAULT_STEP");
   static const bool trace = std::getenv("AGENT_INIT_FAULT_TRACE") != nullptr;
   ++count;
-  if (trace) std::fprintf(stderr, "agent-init fault-point %ld %.*s\n", count, static_cast<int>(step.size()), step.data());
+  if (trace)
+    std::fprintf(stderr, "agent-init fault-point %ld %.*s\n", count, static_cast<int>(step.size()),
+                 step.data());
   if (chosen != nullptr && std::atol(chosen) == count) {
     std::fprintf(stderr, "agent-init fault-injection: killed at step %ld (%.*s)\n", count,
                  static_cast<int>(step.size()), step.data());

@@ -92,7 +92,8 @@ InspectReport Inspect(const Config& config) {
       AddProblem(r, "state-unsafe", r.state_run, run.error());
     }
     auto aidir = state->OpenSub(".agent-init");
-    if (!aidir && aidir.error().err != ENOENT) AddProblem(r, "state-unsafe", state->PathOf(".agent-init"), aidir.error());
+    if (!aidir && aidir.error().err != ENOENT)
+      AddProblem(r, "state-unsafe", state->PathOf(".agent-init"), aidir.error());
   }
 
   if (vh) {
@@ -106,8 +107,8 @@ InspectReport Inspect(const Config& config) {
         r.method_reason = "already in place";
       }
       if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
-        r.warnings.push_back(Q(vh->PathOf("run")) + " holds state from before agent-init; prepare moves it into " +
-                             Q(r.state_run));
+        r.warnings.push_back(Q(vh->PathOf("run")) +
+                             " holds state from before agent-init; prepare moves it into " + Q(r.state_run));
       }
     }
   }
@@ -131,14 +132,23 @@ std::string RenderJson(const InspectReport& r) {
   j.BeginObject();
   j.Field("home", r.home).Field("data", r.data);
   j.Key("versioned_home");
-  if (r.versioned_home) j.String(*r.versioned_home); else j.Null();
+  if (r.versioned_home)
+    j.String(*r.versioned_home);
+  else
+    j.Null();
   j.Key("versioned_home_evidence");
-  if (r.versioned_home) j.String(RuleName(r.discovery.rule)); else j.Null();
+  if (r.versioned_home)
+    j.String(RuleName(r.discovery.rule));
+  else
+    j.Null();
   j.Key("evidence").BeginArray();
   for (const auto& ev : r.discovery.evidence) {
     j.BeginObject().Field("rule", RuleName(ev.rule)).Field("source", ev.source).Field("says", ev.says);
     j.Key("names");
-    if (ev.names) j.String(*ev.names); else j.Null();
+    if (ev.names)
+      j.String(*ev.names);
+    else
+      j.Null();
     j.Key("exists").Bool(ev.exists).EndObject();
   }
   j.EndArray();
@@ -152,7 +162,8 @@ std::string RenderJson(const InspectReport& r) {
   for (const auto& p : r.places) WritePlace(j, p);
   j.EndArray();
   j.Key("problems").BeginArray();
-  for (const auto& p : r.problems) j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
+  for (const auto& p : r.problems)
+    j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
   j.EndArray();
   j.Key("warnings").BeginArray();
   for (const auto& w : r.warnings) j.String(w);
@@ -170,8 +181,9 @@ std::string RenderText(const InspectReport& r) {
     out += '\n';
   };
   line("home:", r.home);
-  line("versioned home:", r.versioned_home ? *r.versioned_home + " (by " + std::string(RuleName(r.discovery.rule)) + ")"
-                                           : std::string("not found"));
+  line("versioned home:", r.versioned_home
+                              ? *r.versioned_home + " (by " + std::string(RuleName(r.discovery.rule)) + ")"
+                              : std::string("not found"));
   std::string cands;
   for (const auto& c : r.discovery.candidates) cands += (cands.empty() ? "" : ", ") + c.name;
   line("candidates:", cands.empty() ? "none" : cands);

@@ -6,8 +6,7 @@
 namespace agent_init {
 
 std::string EncodeIntent(const Intent& intent) {
-  Record r{{"format", "agent-init-journal-1"}, {"op", intent.op}, {"id", intent.id},
-           {"phase", intent.phase}};
+  Record r{{"format", "agent-init-journal-1"}, {"op", intent.op}, {"id", intent.id}, {"phase", intent.phase}};
   for (const auto& kv : intent.args) r.push_back(kv);
   return EncodeRecord(r);
 }

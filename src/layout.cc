@@ -68,8 +68,8 @@ void ListCandidates(const Dir& data, Discovery& out) {
 void HomeSymlinkEvidence(const Dir& home, Discovery& out) {
   auto target = home.ReadLink(kHomeSymlink);
   if (!target) return;
-  std::string resolved = target->starts_with('/') ? NormalizePath(*target)
-                                                  : NormalizePath(home.path() + "/" + *target);
+  std::string resolved =
+      target->starts_with('/') ? NormalizePath(*target) : NormalizePath(home.path() + "/" + *target);
   std::vector<std::string> prefixes{NormalizePath(home.path())};
   char real[PATH_MAX];
   if (::realpath(home.path().c_str(), real) != nullptr) prefixes.emplace_back(real);
@@ -79,8 +79,8 @@ void HomeSymlinkEvidence(const Dir& home, Discovery& out) {
     std::string_view rest = std::string_view(resolved).substr(data.size());
     std::string_view name = rest.substr(0, rest.find('/'));
     if (!ParseVersionedHomeName(name)) break;
-    out.evidence.push_back(Evidence{Rule::kHomeSymlink, home.PathOf(kHomeSymlink), *target,
-                                    std::string(name), false});
+    out.evidence.push_back(
+        Evidence{Rule::kHomeSymlink, home.PathOf(kHomeSymlink), *target, std::string(name), false});
     return;
   }
   out.warnings.push_back(Q(home.PathOf(kHomeSymlink)) + " points to " + Q(*target) +
@@ -101,8 +101,7 @@ void ManifestEvidence(const Dir& home, Discovery& out) {
                            " has no usable package.versioned-home; not used as evidence");
     return;
   }
-  out.evidence.push_back(
-      Evidence{Rule::kManifest, home.PathOf(kManifest), "data/" + *name, *name, false});
+  out.evidence.push_back(Evidence{Rule::kManifest, home.PathOf(kManifest), "data/" + *name, *name, false});
 }
 
 // A commit file names a hash; it names a versioned home when exactly one
@@ -142,13 +141,19 @@ void CommitEvidence(const Dir& home, std::string_view file, Rule rule, Discovery
 
 std::string DescribeEvidence(const Evidence& ev) {
   switch (ev.rule) {
-    case Rule::kOption: return "--versioned-home names " + Q(ev.says);
-    case Rule::kHomeSymlink: return Q(ev.source) + " points to " + Q(ev.says);
-    case Rule::kManifest: return Q(ev.source) + " names " + Q(ev.says);
+    case Rule::kOption:
+      return "--versioned-home names " + Q(ev.says);
+    case Rule::kHomeSymlink:
+      return Q(ev.source) + " points to " + Q(ev.says);
+    case Rule::kManifest:
+      return Q(ev.source) + " names " + Q(ev.says);
     case Rule::kActiveCommit:
-    case Rule::kBuildHash: return Q(ev.source) + " holds commit " + ev.says;
-    case Rule::kOnlyCandidate: return "the only versioned home is " + Q(ev.says);
-    case Rule::kNone: break;
+    case Rule::kBuildHash:
+      return Q(ev.source) + " holds commit " + ev.says;
+    case Rule::kOnlyCandidate:
+      return "the only versioned home is " + Q(ev.says);
+    case Rule::kNone:
+      break;
   }
   return ev.source;
 }
@@ -157,13 +162,20 @@ std::string DescribeEvidence(const Evidence& ev) {
 
 std::string_view RuleName(Rule rule) {
   switch (rule) {
-    case Rule::kOption: return "option";
-    case Rule::kHomeSymlink: return "home-symlink";
-    case Rule::kManifest: return "manifest";
-    case Rule::kActiveCommit: return "active-commit";
-    case Rule::kBuildHash: return "build-hash";
-    case Rule::kOnlyCandidate: return "only-candidate";
-    case Rule::kNone: return "none";
+    case Rule::kOption:
+      return "option";
+    case Rule::kHomeSymlink:
+      return "home-symlink";
+    case Rule::kManifest:
+      return "manifest";
+    case Rule::kActiveCommit:
+      return "active-commit";
+    case Rule::kBuildHash:
+      return "build-hash";
+    case Rule::kOnlyCandidate:
+      return "only-candidate";
+    case Rule::kNone:
+      return "none";
   }
   return "none";
 }
@@ -227,11 +239,11 @@ Discovery Discover(const Dir& home, const std::string& forced) {
 
   if (out.evidence.empty()) {
     if (out.candidates.empty()) {
-      out.error = MakeError(Kind::kLayout, 0,
-                            "no versioned home in " + Q(out.data_path) +
-                                ": expected a directory named elastic-agent-<hash>",
-                            "check --home / AGENT_INIT_HOME, or name the directory with "
-                            "--versioned-home / AGENT_INIT_VERSIONED_HOME");
+      out.error = MakeError(
+          Kind::kLayout, 0,
+          "no versioned home in " + Q(out.data_path) + ": expected a directory named elastic-agent-<hash>",
+          "check --home / AGENT_INIT_HOME, or name the directory with "
+          "--versioned-home / AGENT_INIT_VERSIONED_HOME");
     } else {
       out.error = MakeError(Kind::kLayout, 0,
                             "several versioned homes in " + Q(out.data_path) + " (" +
@@ -250,13 +262,13 @@ Discovery Discover(const Dir& home, const std::string& forced) {
     return out;
   }
   if (!decider.exists) {
-    out.error = MakeError(
-        Kind::kLayout, 0,
-        "broken installation: " + DescribeEvidence(decider) + ", but " +
-            Q(out.data_path + "/" + *decider.names) +
-            " does not exist; versioned homes present: " + ListNames(out.candidates),
-        "this is what an interrupted or repeated upgrade leaves behind; use an image whose home "
-        "is intact, or name the versioned home to use with --versioned-home");
+    out.error =
+        MakeError(Kind::kLayout, 0,
+                  "broken installation: " + DescribeEvidence(decider) + ", but " +
+                      Q(out.data_path + "/" + *decider.names) +
+                      " does not exist; versioned homes present: " + ListNames(out.candidates),
+                  "this is what an interrupted or repeated upgrade leaves behind; use an image whose home "
+                  "is intact, or name the versioned home to use with --versioned-home");
     return out;
   }
   out.versioned_home = *decider.names;
@@ -266,10 +278,9 @@ Discovery Discover(const Dir& home, const std::string& forced) {
     if (ev.rule == Rule::kOnlyCandidate || ev.names == decider.names) continue;
     std::string what = DescribeEvidence(ev);
     what += ev.names ? " (" + *ev.names + ")" : "";
-    out.warnings.push_back(what + " disagrees with " + std::string(RuleName(decider.rule)) + ", which decided " +
-                           *decider.names + (ev.rule == Rule::kBuildHash
-                                                 ? "; expected after an in-place upgrade"
-                                                 : ""));
+    out.warnings.push_back(what + " disagrees with " + std::string(RuleName(decider.rule)) +
+                           ", which decided " + *decider.names +
+                           (ev.rule == Rule::kBuildHash ? "; expected after an in-place upgrade" : ""));
   }
   return out;
 }

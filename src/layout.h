@@ -37,8 +37,8 @@ struct Candidate {
 
 struct Evidence {
   Rule rule = Rule::kNone;
-  std::string source;  // the option or file that gave it
-  std::string says;    // what it says: symlink target, commit, manifest value
+  std::string source;                // the option or file that gave it
+  std::string says;                  // what it says: symlink target, commit, manifest value
   std::optional<std::string> names;  // the versioned home it names, if any
   bool exists = false;               // whether `names` is a candidate present
 };

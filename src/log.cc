@@ -19,11 +19,16 @@ struct State {
 
 spdlog::level::level_enum ToSpd(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kOff: return spdlog::level::off;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -36,8 +41,7 @@ std::shared_ptr<spdlog::logger> MakeLogger(Format format, Level level) {
   const char* pattern = format == Format::kJson
                             ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","pid":%P,%v})"
                             : "%Y-%m-%dT%H:%M:%S.%eZ agent-init[%P] %l: %v";
-  logger->set_formatter(
-      std::make_unique<spdlog::pattern_formatter>(pattern, spdlog::pattern_time_type::utc));
+  logger->set_formatter(std::make_unique<spdlog::pattern_formatter>(pattern, spdlog::pattern_time_type::utc));
   logger->set_level(ToSpd(level));
   logger->flush_on(spdlog::level::trace);
   return logger;

@@ -38,7 +38,8 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
         FaultPoint("migrate collect rename");
         continue;
       }
-      if (errno != EXDEV) return SysFail(errno, "move " + Q(image_run.PathOf(e.name)) + " to " + Q(incoming->path()));
+      if (errno != EXDEV)
+        return SysFail(errno, "move " + Q(image_run.PathOf(e.name)) + " to " + Q(incoming->path()));
       // Another filesystem, or a directory from an image layer (overlayfs
       // refuses to rename those): copy, make the copy durable, publish it.
       auto partial = aidir.MakeSub(kPartial, 0700);
@@ -120,7 +121,8 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
     // Both sides hold something different: the volume's copy is the live
     // state and stays; the image's copy is kept aside, never dropped.
     size_t slash = child_rel.rfind('/');
-    std::string parent_rel = ctx.conflicts_rel + (slash == std::string::npos ? "" : "/" + child_rel.substr(0, slash));
+    std::string parent_rel =
+        ctx.conflicts_rel + (slash == std::string::npos ? "" : "/" + child_rel.substr(0, slash));
     auto aside = ctx.aidir.MakeSub(parent_rel, 0700);
     if (!aside) return std::unexpected(aside.error());
     if (sys::RenameNoReplace(from.fd(), name, aside->fd(), name) < 0) {
@@ -151,8 +153,8 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
     if (!w) return std::unexpected(w.error());
   }
   if (intent.phase != "merge") {
-    return Fail(Kind::kLayout, "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown migrate phase " +
-                                   Q(intent.phase),
+    return Fail(Kind::kLayout,
+                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown migrate phase " + Q(intent.phase),
                 "inspect the volume, then remove the journal file by hand");
   }
   auto incoming = aidir.MakeSub(kIncoming, 0700);
@@ -175,12 +177,14 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, c
   auto w = journal.Write(intent);
   if (!w) return std::unexpected(w.error());
   auto r = RunPhases(intent, &image_run, state_run, aidir, journal);
-  if (!r) return std::unexpected(Wrap(r.error(), "migrate " + Q(image_run.path()) + " into " + Q(state_run.path())));
+  if (!r)
+    return std::unexpected(
+        Wrap(r.error(), "migrate " + Q(image_run.path()) + " into " + Q(state_run.path())));
   return r;
 }
 
-Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run,
-                                        const Dir& state_run, const Dir& aidir, Journal& journal) {
+Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
+                                        const Dir& aidir, Journal& journal) {
   log::Warn("finishing a migration that was interrupted", {{"id", intent.id}, {"phase", intent.phase}});
   auto r = RunPhases(intent, image_run, state_run, aidir, journal);
   if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted migration " + intent.id));

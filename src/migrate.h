@@ -32,7 +32,7 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, c
 
 /// Finishes a migration that `intent` says was interrupted. `image_run` may
 /// be invalid (the image no longer has a run directory).
-Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run,
-                                        const Dir& state_run, const Dir& aidir, Journal& journal);
+Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
+                                        const Dir& aidir, Journal& journal);
 
 }  // namespace agent_init

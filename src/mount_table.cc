@@ -92,8 +92,8 @@ const Mount* MountTable::Covering(std::string_view path) const {
   const Mount* best = nullptr;
   for (const auto& m : mounts_) {
     std::string_view t = m.target;
-    bool covers = t == "/" || path == t ||
-                  (path.starts_with(t) && path.size() > t.size() && path[t.size()] == '/');
+    bool covers =
+        t == "/" || path == t || (path.starts_with(t) && path.size() > t.size() && path[t.size()] == '/');
     if (covers && (best == nullptr || t.size() >= best->target.size())) best = &m;
   }
   return best;

@@ -14,8 +14,8 @@ namespace agent_init {
 struct Mount {
   std::uint64_t id = 0;
   std::uint64_t parent_id = 0;
-  std::string target;       // mount point
-  std::string root;         // the directory of the filesystem mounted there
+  std::string target;  // mount point
+  std::string root;    // the directory of the filesystem mounted there
   std::string fstype;
   std::string source;
   std::string vfs_options;  // per-mount flags: rw, noexec, nosuid, ...

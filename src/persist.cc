@@ -50,7 +50,7 @@ Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir) {
   if (BindFds(state_run.fd(), target_fd.get()) < 0) {
     int err = errno;
     return std::unexpected(MakeError(Kind::kCannotPlace, err,
-                                      "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun))));
+                                     "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun))));
   }
   FaultPoint("place bind");
   return {};
@@ -88,9 +88,12 @@ bool NotPermitted(int err) { return err == EPERM || err == EACCES; }
 
 std::string_view PlacementName(Placement placement) {
   switch (placement) {
-    case Placement::kNone: return "none";
-    case Placement::kBind: return "bind";
-    case Placement::kSymlink: return "symlink";
+    case Placement::kNone:
+      return "none";
+    case Placement::kBind:
+      return "bind";
+    case Placement::kSymlink:
+      return "symlink";
   }
   return "none";
 }
@@ -184,8 +187,9 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
     if (method == Method::kBind || !NotPermitted(bound.error().err)) {
       Error e = bound.error();
       if (method == Method::kBind && NotPermitted(e.err) && e.hint.empty()) {
-        e.hint = "mounting is not permitted here: grant CAP_SYS_ADMIN (and an unconfined AppArmor "
-                 "profile), or use --method auto or symlink";
+        e.hint =
+            "mounting is not permitted here: grant CAP_SYS_ADMIN (and an unconfined AppArmor "
+            "profile), or use --method auto or symlink";
       }
       return std::unexpected(e);
     }

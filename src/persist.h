@@ -35,7 +35,9 @@ struct RunStatus {
 
   bool placed() const { return kind == Kind::kBound || kind == Kind::kLinked; }
   Placement placement() const {
-    return kind == Kind::kBound ? Placement::kBind : kind == Kind::kLinked ? Placement::kSymlink : Placement::kNone;
+    return kind == Kind::kBound    ? Placement::kBind
+           : kind == Kind::kLinked ? Placement::kSymlink
+                                   : Placement::kNone;
   }
 };
 

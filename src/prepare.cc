@@ -92,7 +92,8 @@ Result<Prepared> Prepare(const Config& config) {
   auto checked = CheckExecutablePlaces(*home, *vh, *state);
   if (!checked) return std::unexpected(checked.error());
 
-  auto placed = PlaceRun(config.method, *vh, *state_run, StateRunPath(config), *aidir, journal, NewChangeId());
+  auto placed =
+      PlaceRun(config.method, *vh, *state_run, StateRunPath(config), *aidir, journal, NewChangeId());
   if (!placed) return std::unexpected(Wrap(placed.error(), "put run directory in place"));
 
   Prepared out{vh->path(), placed->placement, placed->changed};

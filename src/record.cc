@@ -3,9 +3,7 @@
 namespace agent_init {
 namespace {
 
-bool IsKeyChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
+bool IsKeyChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'; }
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -80,8 +80,7 @@ Result<void> CopyRangeRw(int in, int out, off_t off, off_t len, const std::strin
   return {};
 }
 
-Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string& shown,
-                       bool& use_cfr) {
+Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string& shown, bool& use_cfr) {
   while (len > 0 && use_cfr) {
     loff_t in_off = off, out_off = off;
     ssize_t n = ::copy_file_range(in, &in_off, out, &out_off, static_cast<size_t>(len), 0);
@@ -128,11 +127,10 @@ Result<std::uint64_t> CopyData(int in, int out, off_t size, const std::string& s
   return static_cast<std::uint64_t>(size);
 }
 
-Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth,
-                      CopyStats& stats);
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyStats& stats);
 
-Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd,
-                           const char* dst_name, int depth, CopyStats& stats) {
+Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
+                           int depth, CopyStats& stats) {
   if (depth >= kMaxTreeDepth) {
     return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": nested deeper than " +
                                         std::to_string(kMaxTreeDepth) + " levels; refusing");
@@ -158,15 +156,16 @@ Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirf
   return {};
 }
 
-Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd,
-                         const char* dst_name, CopyStats& stats) {
+Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
+                         CopyStats& stats) {
   // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
   int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
   UniqueFd in(in_fd);
   struct stat now;
   if (::fstat(in.get(), &now) < 0) return SysFail(errno, "stat " + Q(src.shown));
-  if (!S_ISREG(now.st_mode)) return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
+  if (!S_ISREG(now.st_mode))
+    return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
   int out_fd = ::openat(dst_dirfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out_fd < 0) return SysFail(errno, "create copy of " + Q(src.shown));
   UniqueFd out(out_fd);
@@ -180,20 +179,22 @@ Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd,
   return {};
 }
 
-Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth,
-                      CopyStats& stats) {
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyStats& stats) {
   auto st = StatNoFollow(src);
   if (!st) return std::unexpected(st.error());
   mode_t type = st->stx_mode & S_IFMT;
   switch (type) {
-    case S_IFDIR: return CopyDirectory(src, *st, dst_dirfd, dst_name, depth, stats);
-    case S_IFREG: return CopyRegular(src, *st, dst_dirfd, dst_name, stats);
+    case S_IFDIR:
+      return CopyDirectory(src, *st, dst_dirfd, dst_name, depth, stats);
+    case S_IFREG:
+      return CopyRegular(src, *st, dst_dirfd, dst_name, stats);
     case S_IFLNK: {
       std::vector<char> buf(st->stx_size + 2 > 4096 ? st->stx_size + 2 : 4096);
       ssize_t n = ::readlinkat(src.dirfd, src.name, buf.data(), buf.size());
       if (n < 0) return SysFail(errno, "read symlink " + Q(src.shown));
       std::string target(buf.data(), static_cast<size_t>(n));
-      if (::symlinkat(target.c_str(), dst_dirfd, dst_name) < 0) return SysFail(errno, "copy symlink " + Q(src.shown));
+      if (::symlinkat(target.c_str(), dst_dirfd, dst_name) < 0)
+        return SysFail(errno, "copy symlink " + Q(src.shown));
       CopyOwner(dst_dirfd, dst_name, *st);
       CopyTimes(dst_dirfd, dst_name, *st);
       ++stats.symlinks;
@@ -244,8 +245,8 @@ Result<void> RemoveNode(int dirfd, const std::string& name, const std::string& s
 
 }  // namespace
 
-Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to,
-                       const std::string& to_name, CopyStats* stats) {
+Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
+                       CopyStats* stats) {
   CopyStats local;
   Node src{from.fd(), name.c_str(), from.PathOf(name)};
   auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, stats ? *stats : local);
@@ -257,14 +258,14 @@ Result<void> RemoveEntry(const Dir& dir, const std::string& name) {
   return RemoveNode(dir.fd(), name, dir.PathOf(name), 0);
 }
 
-Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b,
-                             const std::string& b) {
+Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b, const std::string& b) {
   auto fa = dir_a.OpenFile(a, O_RDONLY);
   if (!fa) return std::unexpected(fa.error());
   auto fb = dir_b.OpenFile(b, O_RDONLY);
   if (!fb) return std::unexpected(fb.error());
   struct stat sa, sb;
-  if (::fstat(fa->get(), &sa) < 0 || ::fstat(fb->get(), &sb) < 0) return SysFail(errno, "stat " + Q(dir_a.PathOf(a)));
+  if (::fstat(fa->get(), &sa) < 0 || ::fstat(fb->get(), &sb) < 0)
+    return SysFail(errno, "stat " + Q(dir_a.PathOf(a)));
   if (sa.st_size != sb.st_size) return false;
   std::vector<char> ba(1 << 16), bb(1 << 16);
   for (;;) {

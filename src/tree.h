@@ -29,8 +29,8 @@ inline constexpr int kMaxTreeDepth = 256;
 /// Copies the entry `name` of `from` (file, symlink, FIFO or whole directory)
 /// to the new name `to_name` in `to`, which must not exist yet. Does not sync:
 /// call SyncFilesystem before making the copy visible.
-Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to,
-                       const std::string& to_name, CopyStats* stats = nullptr);
+Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
+                       CopyStats* stats = nullptr);
 
 /// Removes the entry `name` of `dir` and, for a directory, everything below
 /// it. Symlinks are removed, never followed. A missing entry is not an error.
@@ -38,8 +38,7 @@ Result<void> RemoveEntry(const Dir& dir, const std::string& name);
 
 /// True when the regular files `a` in `dir_a` and `b` in `dir_b` have the
 /// same size and bytes.
-Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b,
-                             const std::string& b);
+Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b, const std::string& b);
 
 /// syncfs(2) on the filesystem that holds `dir`: one call that makes every
 /// copy written there durable before a rename publishes it.

@@ -3,8 +3,8 @@
 // between a failed call and the code that reads errno.
 #pragma once
 
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 #include <utility>
 
 namespace agent_init {

@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,7 +26,8 @@ using agent_init::Config;
 using agent_init::Error;
 using agent_init::Kind;
 
-constexpr const char* kExitCodes = R"(Exit codes (before the command runs; after it, the status is the command's own):
+constexpr const char* kExitCodes =
+    R"(Exit codes (before the command runs; after it, the status is the command's own):
   0    ready (prepare, inspect without problems)
   64   bad usage: unknown option, bad value, no command
   65   the home's layout is missing, ambiguous or broken; or an executable place is noexec or on the volume
@@ -95,10 +95,13 @@ size_t CommandStart(const CLI::App& app, const std::vector<std::string>& args) {
   return args.size();
 }
 
+// Options may be relative to the working directory; the symlink agent-init
+// creates must not be.
 std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  return agent_init::NormalizePath(ec ? path : abs.string());
+  if (!path.empty() && path.front() == '/') return agent_init::NormalizePath(path);
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return agent_init::NormalizePath(std::string(cwd) + "/" + path);
 }
 
 }  // namespace
@@ -112,13 +115,12 @@ int main(int argc, char** argv) {
                "  agent-init inspect [OPTIONS] [--json]        report what is there; change nothing\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  app.footer(std::string(kExitCodes) +
-             "\n\nEvery option also reads the environment variable shown as Env.");
+  app.footer(std::string(kExitCodes) + "\n\nEvery option also reads the environment variable shown as Env.");
   app.set_version_flag("--version", AGENT_INIT_VERSION);
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
-                                                     {"bind", agent_init::Method::kBind},
-                                                     {"symlink", agent_init::Method::kSymlink}};
+                                                    {"bind", agent_init::Method::kBind},
+                                                    {"symlink", agent_init::Method::kSymlink}};
   app.add_option("--home", cli.config.home, "The agent's home in the image")
       ->envname("AGENT_INIT_HOME")
       ->capture_default_str();
@@ -181,8 +183,9 @@ int main(int argc, char** argv) {
   }
   cli.config.home = Absolute(cli.config.home);
   cli.config.state = Absolute(cli.config.state);
-  agent_init::log::Init(cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
-                        ParseLevel(cli.log_level));
+  agent_init::log::Init(
+      cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
+      ParseLevel(cli.log_level));
 
   if (cli.mode == Mode::kInspect) {
     agent_init::InspectReport report = agent_init::Inspect(cli.config);

@@ -23,15 +23,15 @@ bool DropSysAdmin();
 }  // namespace agent_init::test
 
 /// Skips the test, loudly, when mount namespaces are unavailable.
-#define REQUIRE_MOUNT_NAMESPACE()                                                  \
-  do {                                                                             \
-    if (auto why = ::agent_init::test::MountNamespaceUnavailable()) {              \
-      GTEST_SKIP() << "SKIPPED: needs root and mount namespaces: " << *why;        \
-    }                                                                              \
+#define REQUIRE_MOUNT_NAMESPACE()                                           \
+  do {                                                                      \
+    if (auto why = ::agent_init::test::MountNamespaceUnavailable()) {       \
+      GTEST_SKIP() << "SKIPPED: needs root and mount namespaces: " << *why; \
+    }                                                                       \
   } while (0)
 
 /// In a namespace body: returns a failure description unless `cond` holds.
-#define NS_CHECK(cond, what)                                                       \
-  do {                                                                             \
+#define NS_CHECK(cond, what)                                                                  \
+  do {                                                                                        \
     if (!(cond)) return std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + (what); \
   } while (0)

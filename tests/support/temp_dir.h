@@ -27,9 +27,9 @@ void MakeDirs(const std::string& path, mode_t mode = 0755);
 void WriteFile(const std::string& path, const std::string& content, mode_t mode = 0644);
 std::string ReadFile(const std::string& path);
 void Symlink(const std::string& target, const std::string& path);
-bool Exists(const std::string& path);       // lstat succeeds
+bool Exists(const std::string& path);  // lstat succeeds
 bool IsSymlink(const std::string& path);
-bool IsDir(const std::string& path);         // lstat: a real directory
+bool IsDir(const std::string& path);  // lstat: a real directory
 
 /// Runs a shell command line; returns its exit status (or 128+signal).
 int Shell(const std::string& command);

@@ -16,15 +16,34 @@ RunResult AgentInit(std::vector<std::string> args, const std::vector<std::string
   return Run(args, env);
 }
 
-bool Contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+bool Contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 TEST(Cli, HelpListsModesOptionsEnvironmentAndExitCodes) {
   RunResult r = AgentInit({"--help"});
   EXPECT_EQ(r.status, 0);
-  for (const char* s : {"prepare", "inspect", "--home", "AGENT_INIT_HOME", "--state", "AGENT_INIT_STATE",
-                        "--versioned-home", "AGENT_INIT_VERSIONED_HOME", "--method", "AGENT_INIT_METHOD",
-                        "--log-format", "AGENT_INIT_LOG_FORMAT", "--log-level", "AGENT_INIT_LOG_LEVEL",
-                        "64", "65", "73", "75", "77", "126", "127"}) {
+  for (const char* s : {"prepare",
+                        "inspect",
+                        "--home",
+                        "AGENT_INIT_HOME",
+                        "--state",
+                        "AGENT_INIT_STATE",
+                        "--versioned-home",
+                        "AGENT_INIT_VERSIONED_HOME",
+                        "--method",
+                        "AGENT_INIT_METHOD",
+                        "--log-format",
+                        "AGENT_INIT_LOG_FORMAT",
+                        "--log-level",
+                        "AGENT_INIT_LOG_LEVEL",
+                        "64",
+                        "65",
+                        "73",
+                        "75",
+                        "77",
+                        "126",
+                        "127"}) {
     EXPECT_TRUE(Contains(r.out, s)) << "help lacks " << s << "\n" << r.out;
   }
 }
@@ -51,7 +70,9 @@ class CliHome : public ::testing::Test {
     test::Make711Home(t_ / "home");
     test::MakeDirs(t_ / "state");
   }
-  std::vector<std::string> Base() { return {"--home", t_ / "home", "--state", t_ / "state", "--method", "symlink"}; }
+  std::vector<std::string> Base() {
+    return {"--home", t_ / "home", "--state", t_ / "state", "--method", "symlink"};
+  }
   std::vector<std::string> With(std::vector<std::string> more) {
     auto args = Base();
     args.insert(args.end(), more.begin(), more.end());
@@ -66,8 +87,8 @@ TEST_F(CliHome, InspectJsonOn7111Image) {
   EXPECT_TRUE(Contains(r.out, "\"versioned_home\":\"" + t_ / "home/data/elastic-agent-9b2fec\"")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"versioned_home_evidence\":\"home-symlink\"")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"candidates\":[\"elastic-agent-9b2fec\"]")) << r.out;
-  for (const char* key : {"\"home\":", "\"data\":", "\"state\":", "\"state_run\":", "\"method\":", "\"prepared\":false",
-                          "\"mounts\":[", "\"problems\":["}) {
+  for (const char* key : {"\"home\":", "\"data\":", "\"state\":", "\"state_run\":", "\"method\":",
+                          "\"prepared\":false", "\"mounts\":[", "\"problems\":["}) {
     EXPECT_TRUE(Contains(r.out, key)) << key << " missing in " << r.out;
   }
   EXPECT_EQ(r.out.back(), '\n');
@@ -76,7 +97,8 @@ TEST_F(CliHome, InspectJsonOn7111Image) {
 
 TEST_F(CliHome, InspectReadsEnvironmentAndChangesNothing) {
   std::string before = test::TreeDigest(t_.path());
-  RunResult r = AgentInit({"inspect"}, {"AGENT_INIT_HOME=" + t_ / "home", "AGENT_INIT_STATE=" + t_ / "state"});
+  RunResult r =
+      AgentInit({"inspect"}, {"AGENT_INIT_HOME=" + t_ / "home", "AGENT_INIT_STATE=" + t_ / "state"});
   EXPECT_TRUE(Contains(r.out, "elastic-agent-9b2fec (by home-symlink)")) << r.out << r.err;
   EXPECT_EQ(test::TreeDigest(t_.path()), before);
 }

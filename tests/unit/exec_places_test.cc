@@ -10,6 +10,7 @@ Place MakePlace(std::string role, std::string path, std::uint64_t id, std::uint6
   Place p;
   p.role = std::move(role);
   p.path = std::move(path);
+  p.real_path = p.path;
   p.mount_id = id;
   p.dev = dev;
   p.found_mount = true;
@@ -63,10 +64,30 @@ TEST(ExecPlaces, NoexecImagePlace) {
 TEST(ExecPlaces, SameDeviceDifferentDirectoriesIsNotTheVolume) {
   // An emptyDir and a hostPath on the node's one disk.
   PlacesReport r;
-  r.places = {MakePlace("state", "/h/state", 2, 81, "/h/state", "/var/lib/ea/state", false),
-              MakePlace("versioned_home", "/h/data/vh", 3, 81, "/h/data", "/var/lib/kubelet/pods/x/data", false)};
+  r.places = {
+      MakePlace("state", "/h/state", 2, 81, "/h/state", "/var/lib/ea/state", false),
+      MakePlace("versioned_home", "/h/data/vh", 3, 81, "/h/data", "/var/lib/kubelet/pods/x/data", false)};
   EvaluatePlaces(r);
   EXPECT_TRUE(r.problems.empty());
+}
+
+// A host directory as the volume, the image copied to another directory of
+// the same disk (the demo, and a node whose emptyDir and hostPath share /).
+TEST(ExecPlaces, VolumeDirectoryOnTheRootDiskIsNotTheWholeDisk) {
+  PlacesReport r;
+  r.places = {MakePlace("state", "/c/h/state", 2, 81, "/c/h/state", "/tmp/hostpath", true),
+              MakePlace("versioned_home", "/c/h/data/vh", 1, 81, "/", "/", false)};
+  EvaluatePlaces(r);
+  EXPECT_TRUE(r.problems.empty()) << r.problems.front().message;
+}
+
+TEST(ExecPlaces, SecondBindOfTheVolumeIsTheVolume) {
+  PlacesReport r;
+  r.places = {MakePlace("state", "/c/h/state", 2, 81, "/c/h/state", "/srv/vol", true),
+              MakePlace("tmp", "/c/h/data/tmp", 5, 81, "/c/h/data", "/srv/vol/data", false)};
+  EvaluatePlaces(r);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].code, "exec-on-volume");
 }
 
 TEST(ExecPlaces, TmpAndInstallOnDifferentMountsPredictsExdev) {

@@ -71,8 +71,9 @@ TEST(Manifest, QuotesCommentsAndCrlf) {
             "elastic-agent-abc123");
   EXPECT_EQ(ParseManifestVersionedHome("package:\n  versioned-home: 'data/elastic-agent-abc123' # x\n"),
             "elastic-agent-abc123");
-  EXPECT_EQ(ParseManifestVersionedHome("# c\npackage: # c\n\n    versioned-home: data/elastic-agent-abc123 # c\n"),
-            "elastic-agent-abc123");
+  EXPECT_EQ(
+      ParseManifestVersionedHome("# c\npackage: # c\n\n    versioned-home: data/elastic-agent-abc123 # c\n"),
+      "elastic-agent-abc123");
 }
 
 TEST(Manifest, IgnoresKeysOutsidePackageAndDeeperLevels) {

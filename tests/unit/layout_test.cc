@@ -78,7 +78,8 @@ TEST(Discover, ManifestOf813) {
   TempDir t;
   HomeFixture f(t / "home");
   f.VersionedHome("elastic-agent-8.13.0-abc123").VersionedHome("elastic-agent-8.12.0-def456");
-  f.File("manifest.yaml", "package:\n  version: 8.13.0\n  versioned-home: data/elastic-agent-8.13.0-abc123\n");
+  f.File("manifest.yaml",
+         "package:\n  version: 8.13.0\n  versioned-home: data/elastic-agent-8.13.0-abc123\n");
   Discovery d = DiscoverAt(f.home());
   EXPECT_EQ(d.versioned_home, "elastic-agent-8.13.0-abc123");
   EXPECT_EQ(d.rule, Rule::kManifest);
@@ -142,7 +143,8 @@ TEST(Discover, SeveralCandidatesAndNoEvidenceIsAmbiguous) {
   Discovery d = DiscoverAt(f.home());
   ASSERT_TRUE(d.error);
   EXPECT_EQ(ExitCodeFor(d.error->kind), 65);
-  EXPECT_NE(d.error->msg.find("elastic-agent-aaaaaa, elastic-agent-bbbbbb"), std::string::npos) << d.error->msg;
+  EXPECT_NE(d.error->msg.find("elastic-agent-aaaaaa, elastic-agent-bbbbbb"), std::string::npos)
+      << d.error->msg;
 }
 
 TEST(Discover, NoCandidate) {

@@ -10,9 +10,11 @@ namespace {
 constexpr const char* kContainer =
     "600 500 0:52 / / rw,relatime master:1 - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n"
     "601 600 0:53 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
-    "602 600 8:1 /var/lib/elastic-agent/state /usr/share/elastic-agent/state rw,nosuid,nodev,noexec,relatime - ext4 /dev/sda1 rw\n"
+    "602 600 8:1 /var/lib/elastic-agent/state /usr/share/elastic-agent/state rw,nosuid,nodev,noexec,relatime "
+    "- ext4 /dev/sda1 rw\n"
     "603 600 0:54 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=65536k\n"
-    "604 600 0:55 / /usr/share/elastic-agent/data/elastic-agent-9b2fec/run rw,nosuid,nodev,noexec,relatime - ext4 /dev/sda1 rw\n"
+    "604 600 0:55 / /usr/share/elastic-agent/data/elastic-agent-9b2fec/run rw,nosuid,nodev,noexec,relatime - "
+    "ext4 /dev/sda1 rw\n"
     "605 604 0:55 / /usr/share/elastic-agent/data/elastic-agent-9b2fec/run ro,relatime - ext4 /dev/sda1 rw\n";
 
 TEST(MountTable, ParsesMountinfoText) {

@@ -18,13 +18,13 @@ TEST(Record, RoundTripsAnyBytes) {
 }
 
 TEST(Record, RejectsMalformedText) {
-  EXPECT_FALSE(DecodeRecord("key value"));          // torn: no final newline
-  EXPECT_FALSE(DecodeRecord("Key value\n"));        // bad key
-  EXPECT_FALSE(DecodeRecord(" value\n"));           // empty key
-  EXPECT_FALSE(DecodeRecord("key\n"));              // no separator
-  EXPECT_FALSE(DecodeRecord("key a%2\n"));          // short escape
-  EXPECT_FALSE(DecodeRecord("key a%zz\n"));         // bad escape
-  EXPECT_FALSE(DecodeRecord("key a b\n"));          // raw space in value
+  EXPECT_FALSE(DecodeRecord("key value"));    // torn: no final newline
+  EXPECT_FALSE(DecodeRecord("Key value\n"));  // bad key
+  EXPECT_FALSE(DecodeRecord(" value\n"));     // empty key
+  EXPECT_FALSE(DecodeRecord("key\n"));        // no separator
+  EXPECT_FALSE(DecodeRecord("key a%2\n"));    // short escape
+  EXPECT_FALSE(DecodeRecord("key a%zz\n"));   // bad escape
+  EXPECT_FALSE(DecodeRecord("key a b\n"));    // raw space in value
   EXPECT_TRUE(DecodeRecord(""));
 }
 
