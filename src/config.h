@@ -21,6 +21,10 @@ struct Config {
   std::string state = "/usr/share/elastic-agent/state";
   std::string versioned_home;  // empty: discover it
   Method method = Method::kAuto;
+  int lock_timeout = 30;      // seconds to wait for the volume lock; 0: fail at once
+  int keep_snapshots = 2;     // snapshots of STATE/run kept on version changes; 0: none
+  std::string user;           // --user USER[:GROUP]; empty: stay as we are
+  std::string mode = "exec";  // for the lock's owner record: exec, prepare, supervise, restore
 };
 
 }  // namespace agent_init

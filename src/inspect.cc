@@ -1,5 +1,6 @@
 #include "inspect.h"
 
+#include "journal.h"
 #include "json.h"
 #include "mount_table.h"
 #include "persist.h"
@@ -35,6 +36,46 @@ void PredictMethod(const Config& config, InspectReport& r) {
         r.method_reason = "auto: no CAP_SYS_ADMIN, so mounting is not permitted";
       }
   }
+}
+
+// The lock, the history, the snapshots and any unfinished change.
+void InspectBookkeeping(const Dir& aidir, InspectReport& r) {
+  auto lock = ProbeLock(aidir);
+  if (lock) {
+    r.lock = *lock;
+  } else {
+    AddProblem(r, "state-unsafe", aidir.PathOf("lock"), lock.error());
+  }
+  auto history = ReadHistory(aidir);
+  if (history) {
+    r.history = *history;
+  } else {
+    AddProblem(r, "state-unsafe", aidir.PathOf("history"), history.error());
+  }
+  auto snapshots = ListSnapshots(aidir);
+  if (snapshots) {
+    r.snapshots = *snapshots;
+  } else {
+    AddProblem(r, "state-unsafe", aidir.PathOf("snapshots"), snapshots.error());
+  }
+  Journal journal(aidir);
+  auto intent = journal.Read();
+  if (!intent) {
+    AddProblem(r, "journal", aidir.PathOf(Journal::kFile), intent.error());
+  } else if (*intent) {
+    r.pending_change = (*intent)->op + " " + (*intent)->id + " (phase " + (*intent)->phase + ")";
+    r.warnings.push_back("an interrupted change waits in " + Q(aidir.PathOf(Journal::kFile)) + ": " +
+                         *r.pending_change + "; the next prepare finishes it");
+  }
+}
+
+void WriteOwner(JsonWriter& j, const std::optional<Owner>& o) {
+  if (!o) {
+    j.Null();
+    return;
+  }
+  j.BeginObject().Field("pid", o->pid).Field("host", o->host).Field("started", o->started);
+  j.Field("version", o->version).Field("mode", o->mode).EndObject();
 }
 
 void WritePlace(JsonWriter& j, const Place& p) {
@@ -92,8 +133,11 @@ InspectReport Inspect(const Config& config) {
       AddProblem(r, "state-unsafe", r.state_run, run.error());
     }
     auto aidir = state->OpenSub(".agent-init");
-    if (!aidir && aidir.error().err != ENOENT)
+    if (aidir) {
+      InspectBookkeeping(*aidir, r);
+    } else if (aidir.error().err != ENOENT) {
       AddProblem(r, "state-unsafe", state->PathOf(".agent-init"), aidir.error());
+    }
   }
 
   if (vh) {
@@ -161,6 +205,29 @@ std::string RenderJson(const InspectReport& r) {
   j.Key("mounts").BeginArray();
   for (const auto& p : r.places) WritePlace(j, p);
   j.EndArray();
+  j.Key("lock").BeginObject().Key("held").Bool(r.lock.held).Key("last_owner");
+  WriteOwner(j, r.lock.last_owner);
+  j.EndObject();
+  j.Key("last_versioned_home");
+  if (r.history)
+    j.String(r.history->current);
+  else
+    j.Null();
+  j.Key("history").BeginArray();
+  if (r.history) {
+    for (const auto& c : r.history->changes)
+      j.BeginObject().Field("at", c.at).Field("from", c.from).Field("to", c.to).EndObject();
+  }
+  j.EndArray();
+  j.Key("snapshots").BeginArray();
+  for (const auto& s : r.snapshots)
+    j.BeginObject().Field("name", s.name).Key("taken").Int(s.taken).EndObject();
+  j.EndArray();
+  j.Key("pending_change");
+  if (r.pending_change)
+    j.String(*r.pending_change);
+  else
+    j.Null();
   j.Key("problems").BeginArray();
   for (const auto& p : r.problems)
     j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
@@ -201,6 +268,12 @@ std::string RenderText(const InspectReport& r) {
                                       : std::string("mount not found");
     line("mount " + p.role + ":", p.path + " on " + where + " (id " + std::to_string(p.mount_id) + ")");
   }
+  line("lock:", std::string(r.lock.held ? "held" : "free") +
+                    (r.lock.last_owner ? "; last owner " + DescribeOwner(*r.lock.last_owner) : ""));
+  line("last used by:", r.history ? r.history->current : std::string("nothing yet"));
+  std::string snaps;
+  for (const auto& s : r.snapshots) snaps += (snaps.empty() ? "" : ", ") + s.name;
+  line("snapshots:", snaps.empty() ? "none" : snaps);
   for (const auto& w : r.warnings) line("warning:", w);
   for (const auto& p : r.problems) line("problem:", "[" + p.code + "] " + p.message);
   if (r.problems.empty()) out += "no problems\n";

@@ -8,7 +8,10 @@
 
 #include "config.h"
 #include "exec_places.h"
+#include "history.h"
 #include "layout.h"
+#include "lock.h"
+#include "snapshot.h"
 
 namespace agent_init {
 
@@ -23,6 +26,10 @@ struct InspectReport {
   std::string method_reason;  // why
   bool prepared = false;      // VH/run is already the volume's run directory
   std::vector<Place> places;
+  LockStatus lock;
+  std::optional<History> history;
+  std::vector<SnapshotInfo> snapshots;
+  std::optional<std::string> pending_change;  // an unfinished journal entry
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
 };

@@ -1,20 +1,26 @@
-// The core path, as one checklist: find the versioned home, open the volume,
-// finish any interrupted change, check where executables live, and put the
-// volume's run directory in place.
+// The core path, as one checklist: find the versioned home, take the volume,
+// finish any interrupted change, snapshot the state on a version change,
+// check where executables live, put the volume's run directory in place and
+// hand it to the agent's user.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "config.h"
 #include "error.h"
+#include "lock.h"
 #include "persist.h"
+#include "users.h"
 
 namespace agent_init {
 
 struct Prepared {
   std::string versioned_home;  // path of VH
   Placement placement = Placement::kNone;
-  bool changed = false;  // false when everything was already in place
+  bool changed = false;             // false when everything was already in place
+  VolumeLock lock;                  // held until the agent exits (exec) or prepare ends
+  std::optional<Credentials> user;  // resolved --user, to drop to before the exec
 };
 
 /// Prepares the state for the agent. Logs what it does; returns the first
@@ -24,8 +30,15 @@ Result<Prepared> Prepare(const Config& config);
 /// Absolute path of STATE/run as the agent sees it (the symlink target).
 std::string StateRunPath(const Config& config);
 
-/// A name for a new migration or snapshot: the UTC time, e.g.
-/// 20261202T170102Z.
-std::string NewChangeId();
+/// Opens the state volume (--state), with a message that says what to mount.
+Result<Dir> OpenState(const Config& config);
+
+/// Finishes a change that a crash interrupted, before anything else touches
+/// the volume. `vh` is needed only to resume a migration (may be null).
+Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& state_run,
+                            const Dir& aidir);
+
+/// Gives STATE/run and STATE/.agent-init to the agent's user.
+Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials& user, bool force_walk);
 
 }  // namespace agent_init

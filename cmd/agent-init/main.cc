@@ -16,6 +16,8 @@
 #include "inspect.h"
 #include "log.h"
 #include "prepare.h"
+#include "privileges.h"
+#include "restore.h"
 #include "version.h"
 
 extern char** environ;
@@ -31,13 +33,14 @@ constexpr const char* kExitCodes =
   0    ready (prepare, inspect without problems)
   64   bad usage: unknown option, bad value, no command
   65   the home's layout is missing, ambiguous or broken; or an executable place is noexec or on the volume
+  67   --user names a user or group that does not exist
   73   the run directory could not be put in place (e.g. read-only root and no permission to mount)
   75   temporarily unavailable: another instance holds the volume
   77   permission denied, or refused for safety (a symlink planted in the volume)
   126  the command is not executable
   127  the command was not found)";
 
-enum class Mode { kExec, kPrepare, kInspect };
+enum class Mode { kExec, kPrepare, kInspect, kRestore };
 
 struct Cli {
   Config config;
@@ -45,6 +48,7 @@ struct Cli {
   bool json = false;
   std::string log_format = "text";
   std::string log_level = "info";
+  std::string snapshot;  // restore NAME
   std::vector<std::string> command;
 };
 
@@ -113,6 +117,7 @@ int main(int argc, char** argv) {
                "  agent-init [OPTIONS] [--] COMMAND [ARG...]   prepare, then exec COMMAND (PATH lookup)\n"
                "  agent-init prepare [OPTIONS]                 prepare, then exit 0 (init containers)\n"
                "  agent-init inspect [OPTIONS] [--json]        report what is there; change nothing\n"
+               "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
                "  agent-init --help | --version\n",
                "agent-init"};
   app.footer(std::string(kExitCodes) + "\n\nEvery option also reads the environment variable shown as Env.");
@@ -134,6 +139,20 @@ int main(int argc, char** argv) {
       ->envname("AGENT_INIT_METHOD")
       ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
       ->default_str("auto");
+  app.add_option("--lock-timeout", cli.config.lock_timeout,
+                 "Seconds to wait while another instance holds the volume (0: fail at once)")
+      ->envname("AGENT_INIT_LOCK_TIMEOUT")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  app.add_option("--keep-snapshots", cli.config.keep_snapshots,
+                 "Snapshots of STATE/run kept when the versioned home changes (0: take none)")
+      ->envname("AGENT_INIT_KEEP_SNAPSHOTS")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option(
+         "--user", cli.config.user,
+         "USER[:GROUP] to run the agent as; the state is handed to it (names from /etc/passwd, /etc/group)")
+      ->envname("AGENT_INIT_USER");
   app.add_option("--log-format", cli.log_format, "Log format on stderr: text or json")
       ->envname("AGENT_INIT_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}))
@@ -146,7 +165,10 @@ int main(int argc, char** argv) {
   CLI::App* prepare = app.add_subcommand("prepare", "Prepare the state, then exit 0");
   CLI::App* inspect = app.add_subcommand("inspect", "Report what is there and what prepare would do");
   inspect->add_flag("--json", cli.json, "Print one JSON object");
-  for (CLI::App* sub : {prepare, inspect}) sub->fallthrough();
+  CLI::App* restore = app.add_subcommand(
+      "restore", "Put snapshot NAME back as STATE/run (keeping the current one as a snapshot)");
+  restore->add_option("NAME", cli.snapshot, "Snapshot name (inspect lists them)")->required();
+  for (CLI::App* sub : {prepare, inspect, restore}) sub->fallthrough();
   app.require_subcommand(0, 1);
 
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -171,6 +193,7 @@ int main(int argc, char** argv) {
 
   if (prepare->parsed()) cli.mode = Mode::kPrepare;
   if (inspect->parsed()) cli.mode = Mode::kInspect;
+  if (restore->parsed()) cli.mode = Mode::kRestore;
   if (cli.mode != Mode::kExec && !cli.command.empty()) {
     return UsageError("unexpected arguments after the mode: " + cli.command.front());
   }
@@ -187,6 +210,8 @@ int main(int argc, char** argv) {
       cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
       ParseLevel(cli.log_level));
 
+  if (auto refused = agent_init::RefuseSetuidStart(); !refused) return Report(refused.error());
+
   if (cli.mode == Mode::kInspect) {
     agent_init::InspectReport report = agent_init::Inspect(cli.config);
     std::string out = cli.json ? agent_init::RenderJson(report) : agent_init::RenderText(report);
@@ -194,10 +219,22 @@ int main(int argc, char** argv) {
     return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
   }
 
+  if (cli.mode == Mode::kRestore) {
+    cli.config.mode = "restore";
+    auto restored = agent_init::Restore(cli.config, cli.snapshot);
+    return restored ? 0 : Report(restored.error());
+  }
+
+  cli.config.mode = cli.mode == Mode::kPrepare ? "prepare" : "exec";
   auto prepared = agent_init::Prepare(cli.config);
   if (!prepared) return Report(prepared.error());
-  if (cli.mode == Mode::kPrepare) return 0;
+  if (cli.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
+  if (prepared->user) {
+    if (auto dropped = agent_init::DropPrivileges(*prepared->user); !dropped) return Report(dropped.error());
+  }
+  // The agent keeps holding the volume lock: the fd survives the exec.
+  prepared->lock.ReleaseToExec();
   agent_init::log::Flush();
   return Report(agent_init::ExecCommand(cli.command, environ));
 }

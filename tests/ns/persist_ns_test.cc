@@ -130,11 +130,14 @@ TEST_F(PersistNs, MigrationWithConflictsAcrossFilesystems) {
 TEST_F(PersistNs, SecondPrepareChangesNothing) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
-    auto first = Prepare(MakeConfig(Method::kAuto));
-    NS_CHECK(first && first->changed, "first prepare changes");
+    {
+      auto first = Prepare(MakeConfig(Method::kAuto));
+      NS_CHECK(first && first->changed, "first prepare changes");
+    }  // its lock is released, as when prepare exits
     auto second = Prepare(MakeConfig(Method::kAuto));
     NS_CHECK(second, "second prepare: " + second.error().msg);
     NS_CHECK(!second->changed, "second prepare must find the work done");
+    second = std::unexpected(Error{});
     auto third = Prepare(MakeConfig(Method::kSymlink));
     NS_CHECK(third && !third->changed, "a bound run directory is in place for any method");
     NS_CHECK(MountsAt(t_ / kVh + "/run") == 1, "exactly one mount, none stacked");

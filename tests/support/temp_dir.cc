@@ -102,6 +102,29 @@ std::string Drain(int fd) {
 
 }  // namespace
 
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> cargv;
+    for (auto& a : const_cast<std::vector<std::string>&>(argv)) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   RunResult r;
   char out_tmpl[] = "/tmp/agent-init-run-out.XXXXXX";
@@ -119,7 +142,7 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
     for (const auto& kv : env) {
       std::string key = kv.substr(0, kv.find('='));
       std::erase_if(envs, [&](const std::string& s) { return s.compare(0, key.size() + 1, key + "=") == 0; });
-      envs.push_back(kv);
+      if (kv.find('=') != std::string::npos) envs.push_back(kv);  // "KEY" alone unsets it
     }
     std::vector<char*> cenv;
     for (auto& s : envs) cenv.push_back(s.data());

@@ -34,14 +34,20 @@ bool IsDir(const std::string& path);  // lstat: a real directory
 /// Runs a shell command line; returns its exit status (or 128+signal).
 int Shell(const std::string& command);
 
-/// Runs argv with the given extra environment ("K=V"), capturing stdout and
-/// stderr; returns the exit status.
+/// Runs argv with the given extra environment ("K=V"; "K" alone unsets K),
+/// capturing stdout and stderr; returns the exit status.
 struct RunResult {
   int status = -1;
   std::string out;
   std::string err;
 };
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
+/// Starts argv in the background, stdout and stderr appended to `log_path`.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path);
+
+/// Waits for a spawned process; its exit status (or 128+signal).
+int Wait(pid_t pid);
 
 /// A checksum of a whole tree: relative paths, types, modes, sizes,
 /// symlink targets and file contents (not times). Equal trees, equal sums.

@@ -2,23 +2,16 @@
 // real binary.
 #include <gtest/gtest.h>
 
+#include "binary.h"
 #include "home_fixture.h"
 #include "temp_dir.h"
 
 namespace agent_init {
 namespace {
 
-using test::Run;
+using test::AgentInit;
+using test::Contains;
 using test::RunResult;
-
-RunResult AgentInit(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-  args.insert(args.begin(), AGENT_INIT_BINARY);
-  return Run(args, env);
-}
-
-bool Contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
 
 TEST(Cli, HelpListsModesOptionsEnvironmentAndExitCodes) {
   RunResult r = AgentInit({"--help"});

@@ -1,0 +1,79 @@
+#include "restore.h"
+
+#include <unistd.h>
+
+#include "clock.h"
+#include "history.h"
+#include "home_files.h"
+#include "journal.h"
+#include "lock.h"
+#include "log.h"
+#include "prepare.h"
+#include "snapshot.h"
+#include "users.h"
+
+namespace agent_init {
+
+Result<void> Restore(const Config& config, const std::string& name) {
+  if (!IsPlainName(name) || name.starts_with('.')) {
+    return Fail(Kind::kUsage, "restore: " + Q(name) + " is not a snapshot name",
+                "agent-init inspect lists the snapshots");
+  }
+  std::optional<Credentials> user;
+  if (!config.user.empty()) {
+    auto resolved = ResolveUserFromFiles(config.user);
+    if (!resolved) return std::unexpected(resolved.error());
+    user = std::move(*resolved);
+  }
+  auto state = OpenState(config);
+  if (!state) return std::unexpected(state.error());
+  auto aidir = state->OpenSub(".agent-init");
+  if (!aidir) {
+    if (aidir.error().err == ENOENT) {
+      return Fail(Kind::kUsage,
+                  "restore: " + Q(state->path()) + " has no snapshots (agent-init never ran on it)");
+    }
+    return std::unexpected(aidir.error());
+  }
+  // No waiting: a running agent owns the volume, and restoring under it
+  // would corrupt what it writes.
+  auto lock = VolumeLock::Acquire(*aidir, 0, "restore");
+  if (!lock) {
+    Error e = lock.error();
+    if (e.kind == Kind::kBusy)
+      e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
+    return std::unexpected(Wrap(e, "restore"));
+  }
+  auto state_run = state->MakeSub("run", 0770);
+  if (!state_run) return std::unexpected(state_run.error());
+  Journal journal(*aidir);
+  auto recovered = RecoverJournal(journal, nullptr, *state, *state_run, *aidir);
+  if (!recovered) return std::unexpected(recovered.error());
+
+  const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());
+  auto restored =
+      RestoreSnapshot(*state, *aidir, journal, name, saved, std::max(config.keep_snapshots, 1) + 1);
+  if (!restored) return std::unexpected(restored.error());
+  log::Info("restored a snapshot as the run directory",
+            {{"snapshot", name},
+             {"run", state->PathOf("run")},
+             {"previous_state", aidir->PathOf("snapshots/" + saved)}});
+
+  // The state now belongs to the restored version: its next start takes no
+  // snapshot, another version's start snapshots it under its own name.
+  if (ParseVersionedHomeName(name)) {
+    auto history = ReadHistory(*aidir);
+    if (!history) return std::unexpected(history.error());
+    auto written = WriteHistory(*aidir, WithChange(history->value_or(History{}), name, UtcNow()));
+    if (!written) return std::unexpected(written.error());
+  }
+  if (user) {
+    auto run = state->OpenSub("run");
+    if (!run) return std::unexpected(run.error());
+    auto handed = HandOver(*run, *aidir, *user, true);
+    if (!handed) return handed;
+  }
+  return {};
+}
+
+}  // namespace agent_init
