@@ -96,8 +96,7 @@ Result<Dir> OpenState(const Config& config) {
   return state;
 }
 
-Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& state_run,
-                            const Dir& aidir) {
+Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& aidir) {
   auto intent = journal.Read();
   if (!intent) return std::unexpected(intent.error());
   if (!*intent) return {};
@@ -107,8 +106,10 @@ Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, c
       return Fail(Kind::kCannotPlace, "an interrupted migration waits in " + Q(aidir.PathOf(Journal::kFile)),
                   "start the agent (or agent-init prepare) once so that it finishes, then try again");
     }
+    auto state_run = state.MakeSub("run", 0770);
+    if (!state_run) return std::unexpected(state_run.error());
     auto image_run = vh->OpenSub("run");
-    auto r = ResumeMigration(in, image_run ? &*image_run : nullptr, state_run, aidir, journal);
+    auto r = ResumeMigration(in, image_run ? &*image_run : nullptr, *state_run, aidir, journal);
     if (!r) return std::unexpected(r.error());
     return {};
   }
@@ -168,11 +169,11 @@ Result<Prepared> Prepare(const Config& config) {
   auto lock = VolumeLock::Acquire(*aidir, config.lock_timeout, config.mode);
   if (!lock) return std::unexpected(lock.error());
 
+  Journal journal(*aidir);
+  auto recovered = RecoverJournal(journal, &*vh, *state, *aidir);
+  if (!recovered) return std::unexpected(recovered.error());
   auto state_run = state->MakeSub("run", 0770);
   if (!state_run) return std::unexpected(Wrap(state_run.error(), "prepare run directory"));
-  Journal journal(*aidir);
-  auto recovered = RecoverJournal(journal, &*vh, *state, *state_run, *aidir);
-  if (!recovered) return std::unexpected(recovered.error());
 
   auto history = ReadHistory(*aidir);
   if (!history) return std::unexpected(history.error());

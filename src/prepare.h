@@ -34,9 +34,9 @@ std::string StateRunPath(const Config& config);
 Result<Dir> OpenState(const Config& config);
 
 /// Finishes a change that a crash interrupted, before anything else touches
-/// the volume. `vh` is needed only to resume a migration (may be null).
-Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& state_run,
-                            const Dir& aidir);
+/// the volume (STATE/run included: a restore may have moved it away). `vh`
+/// is needed only to resume a migration (may be null).
+Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& aidir);
 
 /// Gives STATE/run and STATE/.agent-init to the agent's user.
 Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials& user, bool force_walk);

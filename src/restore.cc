@@ -44,10 +44,8 @@ Result<void> Restore(const Config& config, const std::string& name) {
       e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
     return std::unexpected(Wrap(e, "restore"));
   }
-  auto state_run = state->MakeSub("run", 0770);
-  if (!state_run) return std::unexpected(state_run.error());
   Journal journal(*aidir);
-  auto recovered = RecoverJournal(journal, nullptr, *state, *state_run, *aidir);
+  auto recovered = RecoverJournal(journal, nullptr, *state, *aidir);
   if (!recovered) return std::unexpected(recovered.error());
 
   const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());

@@ -1,1 +1,251 @@
+// Crash safety, for real: the dev build of agent-init kills itself with
+// SIGKILL at the step named by AGENT_INIT_FAULT_STEP (src/fault.h). Each
+// scenario is run once cleanly for the expected result, then killed at every
+// step in turn (1, 2, 3, ... until a run completes without reaching the
+// step), restarted, and the whole state tree compared with the expected one.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
 #include <gtest/gtest.h>
+
+#include "binary.h"
+#include "home_fixture.h"
+#include "namespace.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+using test::AgentInit;
+using test::Contains;
+using test::InMountNamespace;
+using test::RunResult;
+
+constexpr int kKilled = 128 + SIGKILL;
+
+struct Scenario {
+  std::function<std::string()> setup;                             // a fresh world; "" or a failure
+  std::function<RunResult(const std::vector<std::string>&)> act;  // the change, with extra environment
+  std::function<RunResult()> restart;                             // the next start after a crash
+  std::function<std::string()> digest;                            // the state that must result
+};
+
+// Returns "" when every step recovers to the expected state; `steps` gets
+// the number of fault points the change passed through.
+std::string Sweep(const Scenario& s, int& steps) {
+  if (auto e = s.setup(); !e.empty()) return "setup: " + e;
+  RunResult clean = s.act({});
+  if (clean.status != 0) return "clean run failed: " + clean.err;
+  const std::string expected = s.digest();
+  for (int k = 1; k < 1000; ++k) {
+    if (auto e = s.setup(); !e.empty()) return "setup: " + e;
+    RunResult r = s.act({"AGENT_INIT_FAULT_STEP=" + std::to_string(k)});
+    if (r.status != kKilled) {
+      steps = k - 1;
+      if (r.status != 0) return "step " + std::to_string(k) + ": run past the last step failed: " + r.err;
+      if (s.digest() != expected) return "a run without a crash differs from the clean run";
+      return "";
+    }
+    if (!Contains(r.err, "fault-injection: killed at step " + std::to_string(k))) {
+      return "step " + std::to_string(k) + ": died without the fault switch: " + r.err;
+    }
+    RunResult again = s.restart();
+    if (again.status != 0) return "restart after step " + std::to_string(k) + " failed: " + again.err;
+    std::string got = s.digest();
+    if (got != expected) {
+      return "after a crash at step " + std::to_string(k) + " (" + r.err.substr(r.err.rfind('(')) +
+             ") the state differs:\n--- expected\n" + expected + "--- got\n" + got;
+    }
+  }
+  return "more than 1000 steps?";
+}
+
+// Conflict and snapshot directories carry times in their names; the digest
+// compares their content, not their names.
+std::string DigestWithoutFirstComponent(const std::string& root) {
+  std::istringstream in(test::TreeDigest(root));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t slash = line.find('/');
+    size_t space = line.find(' ');
+    if (slash == std::string::npos || slash > space) continue;  // the id directory itself
+    out += line.substr(slash) + "\n";
+  }
+  return out;
+}
+
+class FaultNs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_MOUNT_NAMESPACE();
+    // The image, as it comes from the registry, kept pristine for each round.
+    test::Make711Home(t_ / "image/home");
+    std::string run = t_ / "image/home/data/elastic-agent-9b2fec/run";
+    test::WriteFile(run + "/agent.id", "image-id");
+    test::WriteFile(run + "/default/filebeat/registry/log.json", "offsets");
+    test::WriteFile(run + "/same", "identical");
+    test::WriteFile(run + "/conflict", "image-version");
+    test::WriteFile(run + "/deep/a/b/c/d", "deep");
+    test::Symlink("default/filebeat", run + "/link");
+    // A relative home symlink, so that the copies of the image stay intact.
+    ::unlink((t_ / "image/home/elastic-agent").c_str());
+    test::Symlink("data/elastic-agent-9b2fec/elastic-agent", t_ / "image/home/elastic-agent");
+    int fd = ::open((run + "/sparse").c_str(), O_WRONLY | O_CREAT, 0640);
+    (void)!::pwrite(fd, "x", 1, 8 << 20);
+    ::close(fd);
+    test::MakeDirs(t_ / "work/state");
+  }
+  std::string H() { return t_ / "work/home"; }
+  std::string S() { return t_ / "work/state"; }
+
+  // A new container on the old volume: fresh image copy, fresh tmpfs.
+  std::string FreshWorld() {
+    ::umount2(S().c_str(), MNT_DETACH);
+    if (test::Shell("rm -rf " + H() + " && cp -a " + t_ / "image/home " + H()) != 0) return "copy image";
+    if (::mount("tmpfs", S().c_str(), "tmpfs", MS_NOEXEC, "mode=0755") < 0) return std::strerror(errno);
+    test::WriteFile(S() + "/run/conflict", "volume-version");
+    test::WriteFile(S() + "/run/same", "identical");
+    test::WriteFile(S() + "/run/deep/a/other", "volume");
+    return "";
+  }
+  test::TempDir t_;
+};
+
+// Migration from the image (ext4) to the volume (tmpfs): copies across
+// filesystems, conflicts, merges into existing directories.
+TEST_F(FaultNs, MigrationSurvivesACrashAtEveryStep) {
+  int steps = 0;
+  std::string failure = InMountNamespace([&]() -> std::string {
+    Scenario s;
+    s.setup = [&] { return FreshWorld(); };
+    s.act = [&](const std::vector<std::string>& env) {
+      return AgentInit({"--home", H(), "--state", S(), "--method", "symlink", "prepare"}, env);
+    };
+    s.restart = [&] { return s.act({}); };
+    s.digest = [&] {
+      std::string vh_run = H() + "/data/elastic-agent-9b2fec/run";
+      char target[4096] = {};
+      (void)!::readlink(vh_run.c_str(), target, sizeof target - 1);
+      return "run:\n" + test::TreeDigest(S() + "/run") + "conflicts:\n" +
+             DigestWithoutFirstComponent(S() + "/.agent-init/conflicts") + "vh/run -> " + target + "\n" +
+             "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+             (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
+    };
+    // This runs in the namespace's child process: check and report here.
+    if (auto e = Sweep(s, steps); !e.empty()) return e;
+    NS_CHECK(steps > 10, "too few fault points (" + std::to_string(steps) + "): is the switch compiled in?");
+    std::cout << "migration: recovered from a crash at each of " << steps << " steps" << std::endl;
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+class FaultVolume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
+      test::HomeFixture f(t_ / std::string("image-") + vh);
+      f.VersionedHome(vh);
+      f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+    }
+  }
+  std::string S() { return t_ / "state"; }
+  RunResult Start(const char* vh, const std::vector<std::string>& env = {}) {
+    return AgentInit(
+        {"--home", t_ / std::string("image-") + vh, "--state", S(), "--method", "symlink", "prepare"}, env);
+  }
+  // The volume after A ran: history says A, run holds A's state, and two
+  // older snapshots wait to be pruned.
+  std::string VolumeUsedByA() {
+    test::Shell("rm -rf " + S());
+    test::MakeDirs(S());
+    if (Start("elastic-agent-aaaaaa").status != 0) return "first start of A";
+    test::WriteFile(S() + "/run/agent.id", "A");
+    test::WriteFile(S() + "/run/comp/registry", "offsets-A");
+    test::Symlink("comp", S() + "/run/link");
+    ::mkfifo((S() + "/run/fifo").c_str(), 0600);
+    int fd = ::open((S() + "/run/sparse").c_str(), O_WRONLY | O_CREAT, 0600);
+    (void)!::pwrite(fd, "y", 1, 4 << 20);
+    ::close(fd);
+    for (auto [name, age] : {std::pair{"old-1", 2000}, std::pair{"old-2", 1000}}) {
+      std::string dir = S() + "/.agent-init/snapshots/" + name;
+      test::WriteFile(dir + "/agent.id", name);
+      struct timeval tv[2];
+      ::gettimeofday(&tv[0], nullptr);
+      tv[0].tv_sec -= age;
+      tv[1] = tv[0];
+      ::utimes(dir.c_str(), tv);
+    }
+    return "";
+  }
+  std::string Snapshots() {
+    return test::TreeDigest(S() + "/.agent-init/snapshots") + "run:\n" + test::TreeDigest(S() + "/run") +
+           "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal" : "") + "\n";
+  }
+  test::TempDir t_;
+};
+
+// A -> B: snapshot of A's state (copy, publish over an older one, prune).
+TEST_F(FaultVolume, SnapshotSurvivesACrashAtEveryStep) {
+  int steps = 0;
+  Scenario s;
+  s.setup = [&] { return VolumeUsedByA(); };
+  s.act = [&](const std::vector<std::string>& env) { return Start("elastic-agent-bbbbbb", env); };
+  s.restart = [&] { return Start("elastic-agent-bbbbbb"); };
+  s.digest = [&] { return Snapshots(); };
+  EXPECT_EQ(Sweep(s, steps), "");
+  EXPECT_GT(steps, 5);
+  std::cout << "snapshot: recovered from a crash at each of " << steps << " steps\n";
+}
+
+// restore A over B's state; the operator runs restore again after a crash.
+TEST_F(FaultVolume, RestoreSurvivesACrashAtEveryStep) {
+  int steps = 0;
+  std::string a_state, b_state;
+  Scenario s;
+  s.setup = [&]() -> std::string {
+    if (auto e = VolumeUsedByA(); !e.empty()) return e;
+    a_state = test::TreeDigest(S() + "/run");
+    if (Start("elastic-agent-bbbbbb").status != 0) return "start of B";
+    test::WriteFile(S() + "/run/agent.id", "B");
+    b_state = test::TreeDigest(S() + "/run");
+    return "";
+  };
+  s.act = [&](const std::vector<std::string>& env) {
+    return AgentInit({"--state", S(), "restore", "elastic-agent-aaaaaa"}, env);
+  };
+  s.restart = [&] { return s.act({}); };
+  s.digest = [&] {
+    // run holds A's state, A's snapshot is intact, and B's state is kept in a
+    // before-restore snapshot; nothing half-done is left.
+    std::string snaps = S() + "/.agent-init/snapshots/";
+    bool b_kept = false;
+    for (const auto& e : std::filesystem::directory_iterator(snaps)) {
+      if (e.path().filename().string().starts_with("before-restore-") &&
+          test::TreeDigest(e.path()) == b_state) {
+        b_kept = true;
+      }
+    }
+    return std::string("run is A: ") + (test::TreeDigest(S() + "/run") == a_state ? "yes" : "no") +
+           "\nsnapshot A intact: " +
+           (test::TreeDigest(snaps + "elastic-agent-aaaaaa") == a_state ? "yes" : "no") +
+           "\nB kept: " + (b_kept ? "yes" : "no") +
+           "\nleftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+           (test::Exists(S() + "/.agent-init/restore.partial") ? "partial" : "") + "\n";
+  };
+  EXPECT_EQ(Sweep(s, steps), "");
+  EXPECT_GT(steps, 3);
+  std::cout << "restore: recovered from a crash at each of " << steps << " steps\n";
+}
+
+}  // namespace
+}  // namespace agent_init

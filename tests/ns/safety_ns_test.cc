@@ -1,1 +1,214 @@
+// The volume's safety contract where it needs root and real mounts: --user
+// against a root-owned volume, devices planted in the volume, and a full
+// volume in the middle of a migration.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include <gtest/gtest.h>
+
+#include "binary.h"
+#include "home_fixture.h"
+#include "namespace.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+using test::AgentInit;
+using test::Contains;
+using test::InMountNamespace;
+using test::RunResult;
+
+constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
+
+constexpr const char* kPasswd =
+    "root:x:0:0:root:/root:/bin/sh\n"
+    "elastic-agent:x:1000:1000::/usr/share/elastic-agent:/bin/false\n"
+    "other:x:2000:2000::/home/other:/bin/sh\n";
+constexpr const char* kGroup =
+    "root:x:0:\n"
+    "elastic-agent:x:1000:\n"
+    "docker:x:999:elastic-agent\n"
+    "staff:x:50:\n";
+
+class SafetyNs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_MOUNT_NAMESPACE();
+    ::chmod(t_.path().c_str(), 0755);  // the agent's user must reach the volume
+    test::Make711Home(t_ / "home");
+    test::MakeDirs(t_ / "state", 0755);
+    test::WriteFile(t_ / "etc/passwd", kPasswd);
+    test::WriteFile(t_ / "etc/group", kGroup);
+  }
+  // In the child: the image's user database, without touching the host's.
+  std::string UseFixtureEtc() {
+    for (const char* f : {"passwd", "group"}) {
+      std::string src = t_ / "etc/" + f, dst = std::string("/etc/") + f;
+      if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr) < 0) {
+        return "bind " + src + ": " + std::strerror(errno);
+      }
+    }
+    return "";
+  }
+  std::vector<std::string> Args(std::vector<std::string> more) {
+    std::vector<std::string> a{"--home", t_ / "home", "--state", t_ / "state"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  }
+  // The agent reports who it runs as and writes into its run directory.
+  std::vector<std::string> Probe() {
+    return {"--", "/bin/sh", "-c",
+            "echo uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME; "
+            "grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status | tr -s '\\t' ' '; "
+            "echo ok > " +
+                t_ / kVh + "/run/written && echo wrote-run"};
+  }
+  test::TempDir t_;
+};
+
+struct UserCase {
+  const char* spec;
+  const char* expect;  // substring of the probe's first line
+};
+
+// ../shared/notes/pid1.md, "Dropping privileges": the whole table.
+TEST_F(SafetyNs, UserTable) {
+  const UserCase cases[] = {
+      // USER:GROUP with a known uid: that group only, HOME from the entry
+      {"1000:1000", "uid=1000 gid=1000 groups=1000 home=/usr/share/elastic-agent"},
+      // USER: primary group and memberships from the files
+      {"elastic-agent", "uid=1000 gid=1000 groups=1000 999 home=/usr/share/elastic-agent"},
+      {"elastic-agent:staff", "uid=1000 gid=50 groups=50 home=/usr/share/elastic-agent"},
+      // a numeric uid with an entry uses it
+      {"2000", "uid=2000 gid=2000 groups=2000 home=/home/other"},
+      // numeric ids without entries: gid = uid, HOME left unset
+      {"4242", "uid=4242 gid=4242 groups=4242 home="},
+      {"4242:0", "uid=4242 gid=0 groups=0 home="},
+  };
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = UseFixtureEtc(); !e.empty()) return e;
+    for (const auto& c : cases) {
+      auto args = Args({"--user", c.spec});
+      for (auto& p : Probe()) args.push_back(p);
+      RunResult r = AgentInit(args, {"HOME"});  // HOME unset: set from the passwd entry
+      std::string line = r.out.substr(0, r.out.find('\n'));
+      NS_CHECK(r.status == 0, std::string(c.spec) + ": exit " + std::to_string(r.status) + " " + r.err);
+      NS_CHECK(line == c.expect, std::string(c.spec) + ": got " + line + ", want " + c.expect);
+      for (const char* cap : {"CapInh: 0000000000000000", "CapPrm: 0000000000000000",
+                              "CapEff: 0000000000000000", "CapAmb: 0000000000000000"}) {
+        NS_CHECK(Contains(r.out, cap), std::string(c.spec) + ": capability left: " + r.out);
+      }
+      NS_CHECK(Contains(r.out, "wrote-run"),
+               std::string(c.spec) + ": cannot write its run directory: " + r.err);
+    }
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(SafetyNs, HomeFromPasswdOnlyWhenUnset) {
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = UseFixtureEtc(); !e.empty()) return e;
+    auto args = Args({"--user", "elastic-agent", "--", "/bin/sh", "-c", "echo home=$HOME"});
+    RunResult r = AgentInit(args, {"HOME=/kept"});
+    NS_CHECK(r.status == 0 && Contains(r.out, "home=/kept"), r.out + r.err);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(SafetyNs, UnknownUserOrGroupIs67AndNothingRuns) {
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = UseFixtureEtc(); !e.empty()) return e;
+    for (const char* spec : {"nosuchuser", "elastic-agent:nosuchgroup", "nosuchuser:1000"}) {
+      RunResult r = AgentInit(Args({"--user", spec, "--", "/bin/sh", "-c", "echo RAN"}));
+      NS_CHECK(r.status == 67, std::string(spec) + ": exit " + std::to_string(r.status));
+      NS_CHECK(!Contains(r.out, "RAN"), std::string(spec) + ": the command ran");
+      NS_CHECK(Contains(r.err, "no user named") || Contains(r.err, "no group named"), r.err);
+    }
+    NS_CHECK(!test::Exists(t_ / "state/run"), "an unknown user fails before the volume is touched");
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+// Issue #4, done when: --user 1000:1000 on a root-owned volume gives an agent
+// running as 1000 that can write its run directory, with nothing outside the
+// volume touched; `prepare --user` alone does the init container's chown.
+TEST_F(SafetyNs, PrepareUserHandsARootOwnedVolumeToTheUser) {
+  test::WriteFile(t_ / "outside/secret", "root's", 0600);
+  std::string failure = InMountNamespace([&]() -> std::string {
+    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "mode=0755,uid=0,gid=0") == 0,
+             "tmpfs");
+    test::WriteFile(t_ / "state/run/old-root-file", "x", 0600);
+    test::Symlink(t_ / "outside/secret", t_ / "state/run/escape");
+    test::MakeDirs(t_ / "state/run/sub");
+    NS_CHECK(::mount("tmpfs", (t_ / "state/run/sub").c_str(), "tmpfs", 0, "mode=0700") == 0, "inner mount");
+    RunResult r = AgentInit(Args({"--user", "1000:1000", "prepare"}));
+    NS_CHECK(r.status == 0, "prepare: " + r.err);
+    struct stat st;
+    for (const char* p :
+         {"state/run", "state/run/old-root-file", "state/.agent-init", "state/.agent-init/lock"}) {
+      NS_CHECK(::lstat((t_ / p).c_str(), &st) == 0 && st.st_uid == 1000 && st.st_gid == 1000,
+               std::string(p) + " not handed over");
+    }
+    NS_CHECK(::lstat((t_ / "state/run/escape").c_str(), &st) == 0 && st.st_uid == 1000, "the symlink itself");
+    NS_CHECK(::stat((t_ / "outside/secret").c_str(), &st) == 0 && st.st_uid == 0,
+             "outside the volume touched");
+    NS_CHECK(::stat((t_ / "state/run/sub").c_str(), &st) == 0 && st.st_uid == 0,
+             "crossed into another mount");
+    // The agent as 1000, in the next container.
+    RunResult agent = AgentInit(Args({"--user", "1000:1000", "--", "/bin/sh", "-c",
+                                      "id -u; echo id > " + t_ / kVh + "/run/agent.id && echo wrote"}));
+    NS_CHECK(agent.status == 0 && Contains(agent.out, "1000\nwrote"), agent.out + agent.err);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(SafetyNs, DeviceWhereTheRunDirectoryBelongsIsRefused) {
+  std::string failure = InMountNamespace([&]() -> std::string {
+    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", 0, "mode=0755") == 0, "tmpfs");
+    NS_CHECK(::mknod((t_ / "state/run").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0, "mknod");
+    RunResult r = AgentInit(Args({"prepare"}));
+    NS_CHECK(r.status == 65, "exit " + std::to_string(r.status) + ": " + r.err);
+    NS_CHECK(Contains(r.err, "expected a directory"), r.err);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+// A full volume in the middle of a migration: a clear error, the journal
+// keeps the intent, nothing is lost, and the next start (with room) finishes.
+TEST_F(SafetyNs, FullVolumeDuringMigrationLosesNothing) {
+  test::WriteFile(t_ / kVh + "/run/small", "small");
+  test::WriteFile(t_ / kVh + "/run/big", std::string(3 << 20, 'b'));
+  test::WriteFile(t_ / kVh + "/run/z/more", "more");
+  std::string expected = test::TreeDigest(t_ / kVh + "/run");
+  std::string failure = InMountNamespace([&]() -> std::string {
+    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "size=1m") == 0, "small tmpfs");
+    RunResult full = AgentInit(Args({"--method", "symlink", "prepare"}));
+    NS_CHECK(full.status == 73, "exit " + std::to_string(full.status) + ": " + full.err);
+    NS_CHECK(Contains(full.err, "No space left on device"), full.err);
+    NS_CHECK(test::Exists(t_ / "state/.agent-init/journal"), "the intent stays recorded");
+    NS_CHECK(!test::IsSymlink(t_ / kVh + "/run"), "VH/run not replaced while its state is not safe");
+    NS_CHECK(::mount(nullptr, (t_ / "state").c_str(), nullptr, MS_REMOUNT | MS_NOEXEC, "size=16m") == 0,
+             "grow");
+    RunResult again = AgentInit(Args({"--method", "symlink", "prepare"}));
+    NS_CHECK(again.status == 0, "after growing: " + again.err);
+    NS_CHECK(Contains(again.err, "finishing a migration that was interrupted"), again.err);
+    NS_CHECK(test::TreeDigest(t_ / "state/run") == expected, "content differs after recovery");
+    NS_CHECK(!test::Exists(t_ / "state/.agent-init/journal"), "journal cleared");
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+}  // namespace
+}  // namespace agent_init

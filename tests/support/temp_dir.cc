@@ -173,7 +173,7 @@ std::string TreeDigest(const std::string& root) {
     const auto& p = it->path();
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0) continue;
-    std::string rel = std::filesystem::relative(p, root).string();
+    std::string rel = p.lexically_relative(root).string();
     std::ostringstream line;
     line << rel << " mode=" << std::oct << st.st_mode << std::dec;
     if (S_ISREG(st.st_mode)) {
