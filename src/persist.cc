@@ -28,10 +28,11 @@ bool SameInode(const struct statx& a, const struct statx& b) {
 }
 
 // Bind-mounts fd to fd: the new mount API where there is one, else mount(2)
-// through /proc/self/fd of the same verified fds.
+// through /proc/self/fd of the same verified fds. Seccomp profiles answer
+// the newer calls with ENOSYS or EPERM while allowing mount(2), so any
+// failure of the first is retried with the second, whose errno decides.
 int BindFds(int source, int target) {
   if (sys::BindFdToFd(source, target) == 0) return 0;
-  if (errno != ENOSYS) return -1;
   return sys::BindViaProcFd(source, target);
 }
 

@@ -18,6 +18,8 @@
 #include "prepare.h"
 #include "privileges.h"
 #include "restore.h"
+#include "signals.h"
+#include "supervise.h"
 #include "version.h"
 
 extern char** environ;
@@ -49,6 +51,10 @@ struct Cli {
   std::string log_format = "text";
   std::string log_level = "info";
   std::string snapshot;  // restore NAME
+  bool supervise = false;
+  int grace = 10;
+  bool signal_group = false;
+  std::vector<std::string> signal_map;
   std::vector<std::string> command;
 };
 
@@ -88,7 +94,7 @@ size_t CommandStart(const CLI::App& app, const std::vector<std::string>& args) {
     if (a.size() > 1 && a[0] == '-') {
       if (a.find('=') != std::string::npos) continue;
       const CLI::Option* opt = app.get_option_no_throw(a);
-      if (opt != nullptr && opt->get_type_size() != 0) ++i;  // skip its value
+      if (opt != nullptr && opt->get_expected_min() > 0) ++i;  // skip its value
       continue;
     }
     for (const CLI::App* sub : app.get_subcommands({})) {
@@ -153,6 +159,22 @@ int main(int argc, char** argv) {
          "--user", cli.config.user,
          "USER[:GROUP] to run the agent as; the state is handed to it (names from /etc/passwd, /etc/group)")
       ->envname("AGENT_INIT_USER");
+  app.add_flag("--supervise", cli.supervise,
+               "Stay as the command's parent: forward signals, reap orphans, stop the whole tree on exit")
+      ->envname("AGENT_INIT_SUPERVISE");
+  app.add_option("--grace", cli.grace,
+                 "With --supervise: seconds from SIGTERM to SIGKILL for remaining processes")
+      ->envname("AGENT_INIT_GRACE")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  app.add_flag("--signal-group", cli.signal_group,
+               "With --supervise: forward signals to the command's process group")
+      ->envname("AGENT_INIT_SIGNAL_GROUP");
+  app.add_option(
+         "--signal-map", cli.signal_map,
+         "With --supervise: FROM:TO rewrites a signal before forwarding (repeatable; env: comma-separated)")
+      ->envname("AGENT_INIT_SIGNAL_MAP")
+      ->delimiter(',');
   app.add_option("--log-format", cli.log_format, "Log format on stderr: text or json")
       ->envname("AGENT_INIT_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}))
@@ -204,6 +226,8 @@ int main(int argc, char** argv) {
     return UsageError("--versioned-home must be one directory name under HOME/data, not " +
                       agent_init::Q(cli.config.versioned_home));
   }
+  auto signal_map = agent_init::ParseSignalMap(cli.signal_map);
+  if (!signal_map) return UsageError(signal_map.error().msg);
   cli.config.home = Absolute(cli.config.home);
   cli.config.state = Absolute(cli.config.state);
   agent_init::log::Init(
@@ -230,6 +254,11 @@ int main(int argc, char** argv) {
   if (!prepared) return Report(prepared.error());
   if (cli.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
+  if (cli.supervise) {
+    agent_init::SuperviseOptions options{
+        cli.grace, cli.signal_group, std::move(*signal_map), {prepared->lock.fd()}};
+    return agent_init::Supervise(cli.command, environ, prepared->user, options);
+  }
   if (prepared->user) {
     if (auto dropped = agent_init::DropPrivileges(*prepared->user); !dropped) return Report(dropped.error());
   }

@@ -4,9 +4,9 @@
 // for mount options with user names (uid=NAME), which agent-init never
 // builds. The linker redirects libmount's calls here (-Wl,--wrap), which
 // also keeps glibc's whole NSS machinery out of the binary.
-#include <cerrno>
 #include <grp.h>
 #include <pwd.h>
+#include <cerrno>
 
 extern "C" {
 

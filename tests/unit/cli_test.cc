@@ -112,6 +112,21 @@ TEST_F(CliHome, PrepareThenExecRunsTheCommandWithItsArguments) {
   EXPECT_TRUE(test::IsSymlink(t_ / "home/data/elastic-agent-9b2fec/run"));
 }
 
+TEST_F(CliHome, AFlagBeforeAnOptionWithAValue) {
+  RunResult r = AgentInit(With({"--supervise", "--grace", "1", "/bin/echo", "supervised"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "supervised\n");
+}
+
+TEST_F(CliHome, BadSignalMapIsAUsageErrorBeforeAnythingIsTouched) {
+  RunResult r = AgentInit(With({"--supervise", "--signal-map", "TERM:NOPE", "--", "/bin/true"}));
+  EXPECT_EQ(r.status, 64);
+  EXPECT_TRUE(Contains(r.err, "TERM:NOPE")) << r.err;
+  EXPECT_FALSE(test::Exists(t_ / "state/run"));
+  EXPECT_EQ(AgentInit(With({"--signal-map", "KILL:TERM", "prepare"})).status, 64);
+  EXPECT_EQ(AgentInit(With({"prepare"}), {"AGENT_INIT_SIGNAL_MAP=TERM:QUIT,HUP:RTMIN+3"}).status, 0);
+}
+
 TEST_F(CliHome, DoubleDashSeparatesAModeNamedCommand) {
   RunResult r = AgentInit(With({"--", "prepare"}), {"PATH=/nonexistent"});
   EXPECT_EQ(r.status, 127) << r.err;

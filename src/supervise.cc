@@ -1,0 +1,254 @@
+#include "supervise.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "exec.h"
+#include "log.h"
+#include "privileges.h"
+#include "proc.h"
+#include "signals.h"
+
+namespace agent_init {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long to wait for SIGKILLed processes to disappear before giving up on
+// them (processes in uninterruptible sleep); as PID 1 the kernel kills them
+// when we exit anyway.
+constexpr auto kKillWait = std::chrono::seconds(5);
+
+struct Inherited {
+  sigset_t mask;      // the caller's signal mask, for the child
+  bool chld_ignored;  // SIGCHLD was SIG_IGN: the child gets it back
+};
+
+Inherited SaveInherited() {
+  Inherited in{};
+  ::sigprocmask(SIG_SETMASK, nullptr, &in.mask);
+  struct sigaction sa {};
+  in.chld_ignored = ::sigaction(SIGCHLD, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN;
+  return in;
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Closes every fd at 3 or above except `keep`: the supervisor must not hold
+// the agent's inherited descriptors open for its whole life.
+void CloseInheritedFds(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned next = 3;
+  for (int fd : keep) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned>(fd) > next) ::close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(next, ~0U, 0);
+}
+
+[[noreturn]] void ChildExec(const std::vector<std::string>& argv, char* const* envp,
+                            const std::optional<Credentials>& user, const Inherited& in, bool take_tty) {
+  // Its own process group, so that --signal-group and the terminal's job
+  // control address the command and what it starts, not agent-init.
+  ::setpgid(0, 0);
+  if (take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // allowed: SIGTTOU is blocked here
+  if (in.chld_ignored) ::signal(SIGCHLD, SIG_IGN);
+  if (user) {
+    if (auto dropped = DropPrivileges(*user); !dropped) {
+      log::Error(dropped.error().msg);
+      ::_exit(126);
+    }
+  }
+  // The caller's mask comes back last: a signal forwarded between fork and
+  // here stays pending and is delivered now, never lost.
+  ::sigprocmask(SIG_SETMASK, &in.mask, nullptr);
+  Error e = ExecCommand(argv, envp);
+  log::Error(e.msg, {{"hint", e.hint}});
+  ::_exit(ExitCodeFor(e.kind));
+}
+
+class Supervisor {
+ public:
+  Supervisor(const SuperviseOptions& options, int sfd, pid_t child, bool gave_tty)
+      : options_(options), sfd_(sfd), child_(child), gave_tty_(gave_tty) {}
+
+  int Run() {
+    for (;;) {
+      int timeout = -1;
+      if (deadline_) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+        timeout = static_cast<int>(std::max<long long>(left, 0));
+      }
+      struct pollfd pfd {
+        sfd_, POLLIN, 0
+      };
+      int n = ::poll(&pfd, 1, timeout);
+      if (n < 0 && errno != EINTR) log::Warn("poll failed", {{"error", std::strerror(errno)}});
+      if (n > 0) DrainSignals();
+      if (deadline_ && Clock::now() >= *deadline_) OnDeadline();
+      if (main_status_ && Settle()) break;
+    }
+    if (gave_tty_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    return ExitCodeOf(*main_status_);
+  }
+
+ private:
+  void DrainSignals() {
+    struct signalfd_siginfo info[16];
+    for (;;) {
+      ssize_t n = ::read(sfd_, info, sizeof info);
+      if (n <= 0) return;
+      for (size_t i = 0; i < static_cast<size_t>(n) / sizeof info[0]; ++i) {
+        int sig = static_cast<int>(info[i].ssi_signo);
+        if (sig == SIGCHLD) {
+          Reap();
+        } else {
+          Forward(sig);
+        }
+      }
+    }
+  }
+
+  // Every exited child, orphans included, as it exits: SIGCHLD is not
+  // queued, so one notification may stand for a burst of exits.
+  void Reap() {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid == child_ && !main_status_) {
+        main_status_ = status;
+        log::Info("the command exited",
+                  {{"pid", std::to_string(pid)}, {"status", std::to_string(ExitCodeOf(status))}});
+      }
+    }
+  }
+
+  void Forward(int sig) {
+    if (main_status_) {
+      log::Debug("signal arrived after the command exited; not forwarded", {{"signal", SignalName(sig)}});
+      return;
+    }
+    auto mapped = options_.signal_map.find(sig);
+    int to = mapped == options_.signal_map.end() ? sig : mapped->second;
+    pid_t target = options_.signal_group ? -child_ : child_;
+    if (::kill(target, to) < 0 && errno != ESRCH) {
+      log::Warn("could not forward a signal", {{"signal", SignalName(to)}, {"error", std::strerror(errno)}});
+    }
+    log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
+    if (sig == SIGTERM) TermDescendants(/*spare_child=*/true);
+  }
+
+  // SIGTERM to every descendant (the command spared when it was already
+  // signalled and decides for itself), then SIGKILL after the grace period.
+  void TermDescendants(bool spare_child) {
+    auto all = Descendants(::getpid());
+    size_t sent = 0;
+    for (pid_t p : all) {
+      if (spare_child && p == child_) continue;
+      if (::kill(p, SIGTERM) == 0) ++sent;
+    }
+    if (sent > 0) {
+      log::Info("stopping the remaining processes",
+                {{"count", std::to_string(sent)}, {"grace", std::to_string(options_.grace_seconds) + "s"}});
+    }
+    if (!deadline_) deadline_ = Clock::now() + std::chrono::seconds(options_.grace_seconds);
+  }
+
+  void OnDeadline() {
+    deadline_.reset();
+    if (killed_at_) return;
+    size_t killed = 0;
+    for (pid_t p : Descendants(::getpid())) {
+      if (!main_status_ && p == child_) continue;  // the command decides for itself
+      if (::kill(p, SIGKILL) == 0) ++killed;
+    }
+    if (killed > 0)
+      log::Warn("killed processes still running after the grace period", {{"count", std::to_string(killed)}});
+    if (main_status_) killed_at_ = Clock::now();
+  }
+
+  // After the command exited: true once nothing is left below us.
+  bool Settle() {
+    if (!sweep_started_) {
+      sweep_started_ = true;
+      deadline_.reset();
+      if (!Descendants(::getpid()).empty()) TermDescendants(/*spare_child=*/false);
+    }
+    Reap();
+    if (Descendants(::getpid()).empty()) return true;
+    if (killed_at_ && Clock::now() - *killed_at_ > kKillWait) {
+      log::Warn("giving up waiting for processes that do not die");
+      return true;
+    }
+    if (killed_at_ && !deadline_) deadline_ = Clock::now() + std::chrono::milliseconds(100);
+    return false;
+  }
+
+  const SuperviseOptions& options_;
+  int sfd_;
+  pid_t child_;
+  bool gave_tty_;
+  std::optional<int> main_status_;
+  std::optional<Clock::time_point> deadline_;
+  std::optional<Clock::time_point> killed_at_;
+  bool sweep_started_ = false;
+};
+
+}  // namespace
+
+int Supervise(const std::vector<std::string>& argv, char* const* envp, const std::optional<Credentials>& user,
+              const SuperviseOptions& options) {
+  Inherited in = SaveInherited();
+  // Every signal is blocked and read from a signalfd: nothing runs in a
+  // handler, and a signal that arrives before the child exists waits.
+  sigset_t all;
+  ::sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  // An inherited SIGCHLD=SIG_IGN makes the kernel reap children itself and
+  // waitpid never reports the command (tini and catatonit hang there).
+  if (in.chld_ignored) ::signal(SIGCHLD, SIG_DFL);
+  int sfd = ::signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    log::Error("signalfd failed; cannot supervise", {{"error", std::strerror(errno)}});
+    return 126;
+  }
+  if (::getpid() != 1 && ::prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+    log::Warn("cannot become a child subreaper: orphans of the command will not be reaped by agent-init",
+              {{"error", std::strerror(errno)}});
+  }
+  // Hand the terminal to the command only when we are in its foreground.
+  bool take_tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  log::Flush();
+  pid_t child = ::fork();
+  if (child < 0) {
+    log::Error("fork failed", {{"error", std::strerror(errno)}});
+    return 126;
+  }
+  if (child == 0) ChildExec(argv, envp, user, in, take_tty);
+
+  // Also from the parent: whichever of the two runs first, the child is in
+  // its own group before anything signals the group.
+  ::setpgid(child, child);
+  if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});
+  std::vector<int> keep = options.keep_fds;
+  keep.push_back(sfd);
+  CloseInheritedFds(keep);
+  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
+  return Supervisor(options, sfd, child, take_tty).Run();
+}
+
+}  // namespace agent_init
