@@ -7,6 +7,9 @@
 
 namespace agent_init {
 
+/// Which layout the agent runs with (see generation.h).
+enum class LayoutOption { kAuto, kRun, kState };
+
 /// How STATE/run is put onto VH/run.
 enum class Method {
   kAuto,     // bind mount when permitted, else symlink
@@ -25,6 +28,8 @@ struct Config {
   int keep_snapshots = 2;     // snapshots of STATE/run kept on version changes; 0: none
   std::string user;           // --user USER[:GROUP]; empty: stay as we are
   std::string mode = "exec";  // for the lock's owner record: exec, prepare, supervise, restore
+  LayoutOption layout = LayoutOption::kAuto;
+  std::string seed_data;  // prepare --seed-data DIR; empty: none
 };
 
 }  // namespace agent_init

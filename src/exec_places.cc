@@ -68,7 +68,7 @@ std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role,
 
 }  // namespace
 
-PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const MountTable& table) {
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTable& table) {
   PlacesReport report;
   if (auto p = Locate(state.fd(), "", "state", state.path(), table)) report.places.push_back(std::move(*p));
   if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), table))
@@ -76,7 +76,7 @@ PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const
   for (const char* sub : {"components", "install", "downloads"}) {
     if (auto p = Locate(vh.fd(), sub, sub, vh.PathOf(sub), table)) report.places.push_back(std::move(*p));
   }
-  if (auto p = Locate(home.fd(), "data/tmp", "tmp", home.PathOf("data/tmp"), table)) {
+  if (auto p = Locate(data.fd(), "tmp", "tmp", data.PathOf("tmp"), table)) {
     report.places.push_back(std::move(*p));
   }
   EvaluatePlaces(report);

@@ -38,9 +38,9 @@ struct PlacesReport {
 };
 
 /// Looks up the mounts of STATE and of every place the agent executes or
-/// installs from (VH, VH/components, VH/install, VH/downloads, HOME/data/tmp,
-/// those that exist), then evaluates them.
-PlacesReport CheckPlaces(const Dir& home, const Dir& vh, const Dir& state, const MountTable& table);
+/// installs from (VH, VH/components, VH/install, VH/downloads, DATA/tmp,
+/// those that exist; DATA is HOME/data or a seeded copy), then evaluates them.
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTable& table);
 
 /// The rules, over facts already gathered (unit-testable without mounts):
 /// no executable place on a noexec mount or on the volume; tmp and the install

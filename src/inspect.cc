@@ -5,6 +5,7 @@
 #include "mount_table.h"
 #include "persist.h"
 #include "prepare.h"
+#include "state_layout.h"
 
 namespace agent_init {
 namespace {
@@ -69,6 +70,30 @@ void InspectBookkeeping(const Dir& aidir, InspectReport& r) {
   }
 }
 
+// The state layout: STATE_PATH, the .installed marker, and (7.x) whether
+// STATE/data/install and tmp already point at the image.
+void InspectStateLayout(const Config& config, const Dir* state, InspectReport& r) {
+  r.state_run = NormalizePath(config.state + "/data/run");
+  r.method = r.layout.generation == Generation::kV1 ? "symlink" : "none";
+  r.method_reason = r.layout.generation == Generation::kV1
+                        ? "state layout, 7.x: STATE/data/install and tmp become symlinks into the image"
+                        : "state layout: the volume is STATE_PATH; nothing to put in place";
+  if (auto env = CheckStatePathEnvironment(config.state); !env)
+    AddProblem(r, "state-path", config.state, env.error());
+  if (state == nullptr) return;
+  auto data = state->OpenSub("data");
+  if (!data) return;
+  if (auto marker = RefuseInstalledMarker(*data); !marker)
+    AddProblem(r, "installed-marker", data->PathOf(".installed"), marker.error());
+  if (r.layout.generation == Generation::kV1) {
+    std::string image_data = NormalizePath(config.home + "/data");
+    r.prepared = data->ReadLink("tmp") == image_data + "/tmp" &&
+                 data->ReadLink("install") == (r.versioned_home ? *r.versioned_home + "/install" : "");
+  } else {
+    r.prepared = static_cast<bool>(data->OpenSub("run"));
+  }
+}
+
 void WriteOwner(JsonWriter& j, const std::optional<Owner>& o) {
   if (!o) {
     j.Null();
@@ -93,7 +118,7 @@ void WritePlace(JsonWriter& j, const Place& p) {
 
 }  // namespace
 
-InspectReport Inspect(const Config& config) {
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command) {
   InspectReport r;
   r.home = config.home;
   r.data = NormalizePath(config.home + "/data");
@@ -140,7 +165,10 @@ InspectReport Inspect(const Config& config) {
     }
   }
 
-  if (vh) {
+  if (vh) r.layout = DecideLayout(config.layout, command, *vh);
+  if (vh && r.layout.layout == Layout::kState) {
+    InspectStateLayout(config, state ? &*state : nullptr, r);
+  } else if (vh) {
     auto status = ExamineRun(*vh, state_run ? &*state_run : nullptr, r.state_run);
     if (!status) {
       AddProblem(r, "layout", vh->PathOf("run"), status.error());
@@ -162,7 +190,8 @@ InspectReport Inspect(const Config& config) {
     if (!table) {
       AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
     } else {
-      PlacesReport places = CheckPlaces(*home, *vh, *state, *table);
+      auto data = home->OpenSub("data");
+      PlacesReport places = data ? CheckPlaces(*data, *vh, *state, *table) : PlacesReport{};
       r.places = std::move(places.places);
       for (auto& p : places.problems) r.problems.push_back(std::move(p));
       for (auto& w : places.warnings) r.warnings.push_back(std::move(w));
@@ -200,6 +229,9 @@ std::string RenderJson(const InspectReport& r) {
   for (const auto& c : r.discovery.candidates) j.String(c.name);
   j.EndArray();
   j.Field("state", r.state).Field("state_run", r.state_run);
+  j.Field("layout", LayoutName(r.layout.layout)).Field("layout_evidence", r.layout.evidence);
+  j.Field("generation", GenerationName(r.layout.generation))
+      .Field("generation_evidence", r.layout.generation_evidence);
   j.Field("method", r.method).Field("method_reason", r.method_reason);
   j.Key("prepared").Bool(r.prepared);
   j.Key("mounts").BeginArray();
@@ -260,6 +292,9 @@ std::string RenderText(const InspectReport& r) {
   }
   line("state:", r.state);
   line("state run:", r.state_run);
+  line("layout:", std::string(LayoutName(r.layout.layout)) + " (" + r.layout.evidence + ")");
+  line("generation:",
+       std::string(GenerationName(r.layout.generation)) + " (" + r.layout.generation_evidence + ")");
   line("method:", r.method + " (" + r.method_reason + ")");
   line("prepared:", r.prepared ? "yes" : "no");
   for (const auto& p : r.places) {

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "exec_places.h"
+#include "generation.h"
 #include "history.h"
 #include "layout.h"
 #include "lock.h"
@@ -22,6 +23,7 @@ struct InspectReport {
   std::optional<std::string> versioned_home;  // path
   std::string state;
   std::string state_run;
+  LayoutDecision layout;      // run or state, and the image's generation
   std::string method;         // what prepare would use
   std::string method_reason;  // why
   bool prepared = false;      // VH/run is already the volume's run directory
@@ -34,7 +36,8 @@ struct InspectReport {
   std::vector<std::string> warnings;
 };
 
-InspectReport Inspect(const Config& config);
+/// `command` is what would be executed (empty: the image's entrypoint).
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command);
 
 std::string RenderJson(const InspectReport& report);
 std::string RenderText(const InspectReport& report);

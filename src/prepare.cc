@@ -16,18 +16,28 @@
 #include "mount_table.h"
 #include "ownership.h"
 #include "record.h"
+#include "seed.h"
 #include "snapshot.h"
+#include "state_layout.h"
 
 namespace agent_init {
 namespace {
 
 constexpr const char* kChownedMarker = "chowned";
 
-Result<void> CheckExecutablePlaces(const Dir& home, const Dir& vh, const Dir& state) {
+Result<void> CheckExecutablePlaces(const Dir& data, const Dir& vh, const Dir& state, bool exdev_is_error) {
   auto table = MountTable::Read();
   if (!table) return std::unexpected(table.error());
-  PlacesReport report = CheckPlaces(home, vh, state, *table);
-  for (const auto& w : report.warnings) log::Warn(w);
+  PlacesReport report = CheckPlaces(data, vh, state, *table);
+  for (const auto& w : report.warnings) {
+    // The state layout points the agent's own install and temp paths at
+    // these: a rename between them must not cross mounts.
+    if (exdev_is_error && w.find("EXDEV") != std::string::npos) {
+      report.problems.push_back({"exdev", data.PathOf("tmp"), w});
+    } else {
+      log::Warn(w);
+    }
+  }
   if (report.problems.empty()) return {};
   for (size_t i = 1; i < report.problems.size(); ++i) log::Error(report.problems[i].message);
   return Fail(Kind::kLayout, report.problems.front().message);
@@ -36,21 +46,21 @@ Result<void> CheckExecutablePlaces(const Dir& home, const Dir& vh, const Dir& st
 // A different versioned home than last time: keep the state as it was under
 // the previous one before the new version touches it.
 Result<bool> HandleVersionChange(const Config& config, const std::optional<History>& history,
-                                 const std::string& vh_name, const Dir& state, const Dir& aidir,
-                                 Journal& journal) {
+                                 const std::string& vh_name, const Dir& state, const RunParent& run_parent,
+                                 const Dir& aidir, Journal& journal) {
   if (!history || history->current == vh_name || history->current.empty()) return false;
   const std::string& previous = history->current;
   log::Info("a different versioned home starts on this volume", {{"previous", previous}, {"now", vh_name}});
   bool snapshotted = false;
   if (config.keep_snapshots > 0) {
-    auto taken = TakeSnapshot(state, aidir, journal, previous, config.keep_snapshots);
+    auto taken = TakeSnapshot(state, run_parent, aidir, journal, previous, config.keep_snapshots);
     if (!taken) return std::unexpected(taken.error());
     log::Info("snapshot of the previous version's state taken",
               {{"snapshot", aidir.PathOf("snapshots/" + previous)}});
     snapshotted = true;
   }
-  bool returning = false;
-  for (const auto& change : history->changes) returning = returning || change.from == vh_name;
+  bool returning = std::any_of(history->changes.begin(), history->changes.end(),
+                               [&](const HistoryEntry& c) { return c.from == vh_name; });
   if (returning) {
     auto snapshots = ListSnapshots(aidir);
     bool have = snapshots && std::any_of(snapshots->begin(), snapshots->end(),
@@ -77,6 +87,189 @@ bool ChownedMarkerMatches(const Dir& aidir, const Credentials& user) {
   if (!text || !*text) return false;
   auto r = DecodeRecord(**text);
   return r && Lookup(*r, "uid") == std::to_string(user.uid) && Lookup(*r, "gid") == std::to_string(user.gid);
+}
+
+// Everything both layouts share, in order: the image, the volume and its
+// lock, an interrupted change, the history.
+struct Common {
+  std::optional<Credentials> user;
+  Dir home;
+  std::string vh_name;
+  Dir data;  // HOME/data, or the seeded copy
+  Dir vh;
+  LayoutDecision decision;
+  Dir state;
+  Dir aidir;
+  VolumeLock lock;
+  std::optional<History> history;
+  bool seeded = false;
+};
+
+Result<Dir> OpenData(const Config& config, const Dir& home, const std::string& vh_name, bool& seeded) {
+  int fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysFail(errno, "open " + Q(home.PathOf("data")), Kind::kLayout);
+  Dir image_data(UniqueFd(fd), home.PathOf("data"));
+  if (config.seed_data.empty()) return image_data;
+  auto seed = Dir::OpenTrusted(config.seed_data, Kind::kCannotPlace);
+  if (!seed) {
+    Error e = seed.error();
+    e.hint = "mount the exec-capable emptyDir for the data directory copy there";
+    return std::unexpected(Wrap(e, "--seed-data"));
+  }
+  auto copied = SeedData(image_data, *seed, vh_name);
+  if (!copied) return std::unexpected(copied.error());
+  seeded = *copied;
+  return std::move(*seed);
+}
+
+Result<Common> OpenCommon(const Config& config, const std::vector<std::string>& command) {
+  Common c;
+  if (!config.user.empty()) {
+    // An unknown user fails before anything is touched.
+    auto resolved = ResolveUserFromFiles(config.user);
+    if (!resolved) return std::unexpected(resolved.error());
+    c.user = std::move(*resolved);
+  }
+  auto home = OpenHome(config.home);
+  if (!home) return std::unexpected(home.error());
+  c.home = std::move(*home);
+  Discovery found = Discover(c.home, config.versioned_home);
+  for (const auto& w : found.warnings) log::Warn(w);
+  if (found.error) return std::unexpected(Wrap(*found.error, "find versioned home"));
+  c.vh_name = *found.versioned_home;
+  auto data = OpenData(config, c.home, c.vh_name, c.seeded);
+  if (!data) return std::unexpected(data.error());
+  c.data = std::move(*data);
+  auto vh = c.data.OpenSub(c.vh_name);
+  if (!vh) return std::unexpected(Wrap(vh.error(), "open versioned home"));
+  c.vh = std::move(*vh);
+  log::Debug("found the versioned home",
+             {{"path", c.vh.path()}, {"evidence", std::string(RuleName(found.rule))}});
+  c.decision = DecideLayout(config.layout, command, c.vh);
+  log::Debug("layout", {{"layout", std::string(LayoutName(c.decision.layout))},
+                        {"evidence", c.decision.evidence},
+                        {"generation", std::string(GenerationName(c.decision.generation))}});
+
+  auto state = OpenState(config);
+  if (!state) return std::unexpected(state.error());
+  c.state = std::move(*state);
+  auto aidir = c.state.MakeSub(".agent-init", 0700);
+  if (!aidir) return std::unexpected(Wrap(aidir.error(), "prepare bookkeeping directory"));
+  c.aidir = std::move(*aidir);
+  auto lock = VolumeLock::Acquire(c.aidir, config.lock_timeout, config.mode);
+  if (!lock) return std::unexpected(lock.error());
+  c.lock = std::move(*lock);
+  Journal journal(c.aidir);
+  auto recovered = RecoverJournal(journal, &c.vh, c.state, c.aidir);
+  if (!recovered) return std::unexpected(recovered.error());
+  auto history = ReadHistory(c.aidir);
+  if (!history) return std::unexpected(history.error());
+  c.history = std::move(*history);
+  return c;
+}
+
+// A fresh copy of the data directory belongs to the agent's user, as the
+// agent (8.16+) would make its own home when it may chown.
+Result<void> HandOverSeed(const Config& config, const Common& c) {
+  if (config.seed_data.empty() || !c.seeded) return {};
+  auto changed = ChownTree(c.data, c.user->uid, c.user->gid);
+  if (!changed) return std::unexpected(Wrap(changed.error(), "hand the data directory copy to --user"));
+  return {};
+}
+
+Result<void> RecordVersion(const Common& c) {
+  if (c.history && c.history->current == c.vh_name) return {};
+  return WriteHistory(c.aidir, WithChange(c.history.value_or(History{}), c.vh_name, UtcNow()));
+}
+
+// Run layout: STATE/run in place of VH/run.
+Result<Prepared> PrepareRunLayout(const Config& config, Common& c) {
+  auto state_run = c.state.MakeSub("run", 0770);
+  if (!state_run) return std::unexpected(Wrap(state_run.error(), "prepare run directory"));
+  Journal journal(c.aidir);
+  auto snapshotted = HandleVersionChange(config, c.history, c.vh_name, c.state, "", c.aidir, journal);
+  if (!snapshotted) return std::unexpected(snapshotted.error());
+  auto checked = CheckExecutablePlaces(c.data, c.vh, c.state, false);
+  if (!checked) return std::unexpected(checked.error());
+  // A bind mount made in an init container would vanish with it: the seeded
+  // copy gets the symlink, which the main container sees.
+  Method method = config.seed_data.empty() ? config.method : Method::kSymlink;
+  auto placed = PlaceRun(method, c.vh, *state_run, StateRunPath(config), c.aidir, journal, UtcStamp());
+  if (!placed) return std::unexpected(Wrap(placed.error(), "put run directory in place"));
+  auto recorded = RecordVersion(c);
+  if (!recorded) return std::unexpected(recorded.error());
+  if (c.user) {
+    auto handed =
+        HandOver({&*state_run}, {}, c.aidir, *c.user, *snapshotted || placed->migration.has_value());
+    if (!handed) return std::unexpected(handed.error());
+    auto copy = HandOverSeed(config, c);
+    if (!copy) return std::unexpected(copy.error());
+  }
+  Prepared out;
+  out.versioned_home = c.vh.path();
+  out.layout = Layout::kRun;
+  out.placement = placed->placement;
+  out.changed = placed->changed || c.seeded;
+  log::Info(out.changed ? "run directory in place" : "run directory already in place",
+            {{"versioned_home", out.versioned_home},
+             {"method", std::string(PlacementName(out.placement))},
+             {"state", state_run->path()}});
+  return out;
+}
+
+// State layout: the volume is STATE_PATH; 7.x install and temp directories
+// point back into the image.
+Result<Prepared> PrepareStateLayout(const Config& config, Common& c) {
+  auto env = CheckStatePathEnvironment(config.state);
+  if (!env) return std::unexpected(env.error());
+  auto data = c.state.MakeSub("data", 0770);
+  if (!data) return std::unexpected(Wrap(data.error(), "prepare STATE_PATH data directory"));
+  auto run = data->MakeSub("run", 0770);
+  if (!run) return std::unexpected(Wrap(run.error(), "prepare run directory"));
+  auto marker = RefuseInstalledMarker(*data);
+  if (!marker) return std::unexpected(marker.error());
+  Journal journal(c.aidir);
+  auto snapshotted = HandleVersionChange(config, c.history, c.vh_name, c.state, "data", c.aidir, journal);
+  if (!snapshotted) return std::unexpected(snapshotted.error());
+  bool v1 = c.decision.generation == Generation::kV1;
+  auto checked = CheckExecutablePlaces(c.data, c.vh, c.state, v1);
+  if (!checked) return std::unexpected(checked.error());
+  bool changed = c.seeded;
+  if (v1) {
+    // As the agent sees them: HOME/data (the seeded copy is mounted there).
+    std::string image_data = NormalizePath(config.home + "/data");
+    if (::mkdirat(c.data.fd(), "tmp", 0770) < 0 && errno != EEXIST) {
+      return SysFail(errno, "create " + Q(c.data.PathOf("tmp")));
+    }
+    if (::mkdirat(c.vh.fd(), "install", 0770) < 0 && errno != EEXIST) {
+      return SysFail(errno, "create " + Q(c.vh.PathOf("install")));
+    }
+    auto linked = LinkExecDirs(
+        *data, {{"install", image_data + "/" + c.vh_name + "/install"}, {"tmp", image_data + "/tmp"}},
+        c.aidir, UtcStamp());
+    if (!linked) return std::unexpected(Wrap(linked.error(), "point install and tmp at the image"));
+    changed = changed || *linked;
+  }
+  auto recorded = RecordVersion(c);
+  if (!recorded) return std::unexpected(recorded.error());
+  if (c.user) {
+    auto handed = HandOver({&*data}, {&c.state}, c.aidir, *c.user, *snapshotted);
+    if (!handed) return std::unexpected(handed.error());
+    auto copy = HandOverSeed(config, c);
+    if (!copy) return std::unexpected(copy.error());
+  }
+  Prepared out;
+  out.versioned_home = c.vh.path();
+  out.layout = Layout::kState;
+  out.placement = v1 ? Placement::kSymlink : Placement::kNone;
+  out.changed = changed;
+  out.environment.emplace_back("STATE_PATH", NormalizePath(config.state));
+  log::Info("state volume ready as STATE_PATH",
+            {{"versioned_home", out.versioned_home},
+             {"state_path", NormalizePath(config.state)},
+             {"generation", std::string(GenerationName(c.decision.generation))},
+             {"install_and_tmp", v1 ? "linked to the image" : "not used (8.6+)"}});
+  return out;
 }
 
 }  // namespace
@@ -119,9 +312,12 @@ Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, c
               "it was written by another agent-init version; run that version once, or remove the file");
 }
 
-Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials& user, bool force_walk) {
+Result<void> HandOver(const std::vector<const Dir*>& trees, const std::vector<const Dir*>& tops,
+                      const Dir& aidir, const Credentials& user, bool force_walk) {
   if (force_walk || !ChownedMarkerMatches(aidir, user)) {
-    for (const Dir* dir : {&state_run, &aidir}) {
+    std::vector<const Dir*> walk = trees;
+    walk.push_back(&aidir);
+    for (const Dir* dir : walk) {
       auto changed = ChownTree(*dir, user.uid, user.gid);
       if (!changed) return std::unexpected(Wrap(changed.error(), "hand the state to --user"));
       if (*changed > 0) {
@@ -133,6 +329,9 @@ Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials&
     auto marked = WriteChownedMarker(aidir, user);
     if (!marked) return marked;
   }
+  for (const Dir* dir : tops) {
+    if (::fchown(dir->fd(), user.uid, user.gid) < 0) return SysFail(errno, "chown " + Q(dir->path()));
+  }
   // Files agent-init (re)wrote as root on this start.
   for (const char* name : {"lock", "owner", "history", kChownedMarker}) {
     if (::fchownat(aidir.fd(), name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
@@ -142,65 +341,15 @@ Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials&
   return {};
 }
 
-Result<Prepared> Prepare(const Config& config) {
-  std::optional<Credentials> user;
-  if (!config.user.empty()) {
-    // An unknown user fails before anything is touched.
-    auto resolved = ResolveUserFromFiles(config.user);
-    if (!resolved) return std::unexpected(resolved.error());
-    user = std::move(*resolved);
-  }
-
-  auto home = OpenHome(config.home);
-  if (!home) return std::unexpected(home.error());
-  Discovery found = Discover(*home, config.versioned_home);
-  for (const auto& w : found.warnings) log::Warn(w);
-  if (found.error) return std::unexpected(Wrap(*found.error, "find versioned home"));
-  const std::string& vh_name = *found.versioned_home;
-  auto vh = OpenVersionedHome(*home, vh_name);
-  if (!vh) return std::unexpected(Wrap(vh.error(), "open versioned home"));
-  log::Debug("found the versioned home",
-             {{"path", vh->path()}, {"evidence", std::string(RuleName(found.rule))}});
-
-  auto state = OpenState(config);
-  if (!state) return std::unexpected(state.error());
-  auto aidir = state->MakeSub(".agent-init", 0700);
-  if (!aidir) return std::unexpected(Wrap(aidir.error(), "prepare bookkeeping directory"));
-  auto lock = VolumeLock::Acquire(*aidir, config.lock_timeout, config.mode);
-  if (!lock) return std::unexpected(lock.error());
-
-  Journal journal(*aidir);
-  auto recovered = RecoverJournal(journal, &*vh, *state, *aidir);
-  if (!recovered) return std::unexpected(recovered.error());
-  auto state_run = state->MakeSub("run", 0770);
-  if (!state_run) return std::unexpected(Wrap(state_run.error(), "prepare run directory"));
-
-  auto history = ReadHistory(*aidir);
-  if (!history) return std::unexpected(history.error());
-  auto snapshotted = HandleVersionChange(config, *history, vh_name, *state, *aidir, journal);
-  if (!snapshotted) return std::unexpected(snapshotted.error());
-
-  auto checked = CheckExecutablePlaces(*home, *vh, *state);
-  if (!checked) return std::unexpected(checked.error());
-
-  auto placed = PlaceRun(config.method, *vh, *state_run, StateRunPath(config), *aidir, journal, UtcStamp());
-  if (!placed) return std::unexpected(Wrap(placed.error(), "put run directory in place"));
-
-  if (!*history || (*history)->current != vh_name) {
-    auto written = WriteHistory(*aidir, WithChange(history->value_or(History{}), vh_name, UtcNow()));
-    if (!written) return std::unexpected(written.error());
-  }
-  if (user) {
-    auto handed = HandOver(*state_run, *aidir, *user, *snapshotted || placed->migration.has_value());
-    if (!handed) return std::unexpected(handed.error());
-  }
-
-  Prepared out{vh->path(), placed->placement, placed->changed, std::move(*lock), std::move(user)};
-  log::Info(placed->changed ? "run directory in place" : "run directory already in place",
-            {{"versioned_home", out.versioned_home},
-             {"method", std::string(PlacementName(out.placement))},
-             {"state", state_run->path()}});
-  return out;
+Result<Prepared> Prepare(const Config& config, const std::vector<std::string>& command) {
+  auto common = OpenCommon(config, command);
+  if (!common) return std::unexpected(common.error());
+  auto prepared = common->decision.layout == Layout::kState ? PrepareStateLayout(config, *common)
+                                                            : PrepareRunLayout(config, *common);
+  if (!prepared) return prepared;
+  prepared->lock = std::move(common->lock);
+  prepared->user = std::move(common->user);
+  return prepared;
 }
 
 }  // namespace agent_init

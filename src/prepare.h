@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "generation.h"
 #include "lock.h"
 #include "persist.h"
 #include "users.h"
@@ -17,15 +18,18 @@ namespace agent_init {
 
 struct Prepared {
   std::string versioned_home;  // path of VH
+  Layout layout = Layout::kRun;
   Placement placement = Placement::kNone;
   bool changed = false;             // false when everything was already in place
   VolumeLock lock;                  // held until the agent exits (exec) or prepare ends
   std::optional<Credentials> user;  // resolved --user, to drop to before the exec
+  std::vector<std::pair<std::string, std::string>> environment;  // to set for the command
 };
 
-/// Prepares the state for the agent. Logs what it does; returns the first
-/// failure with its exit class.
-Result<Prepared> Prepare(const Config& config);
+/// Prepares the state for the agent that `command` runs (empty for prepare:
+/// the image's entrypoint is read instead). Logs what it does; returns the
+/// first failure with its exit class.
+Result<Prepared> Prepare(const Config& config, const std::vector<std::string>& command);
 
 /// Absolute path of STATE/run as the agent sees it (the symlink target).
 std::string StateRunPath(const Config& config);
@@ -38,7 +42,9 @@ Result<Dir> OpenState(const Config& config);
 /// is needed only to resume a migration (may be null).
 Result<void> RecoverJournal(Journal& journal, const Dir* vh, const Dir& state, const Dir& aidir);
 
-/// Gives STATE/run and STATE/.agent-init to the agent's user.
-Result<void> HandOver(const Dir& state_run, const Dir& aidir, const Credentials& user, bool force_walk);
+/// Gives the agent's state (`trees`, recursively; `tops`, themselves only)
+/// and STATE/.agent-init to the agent's user.
+Result<void> HandOver(const std::vector<const Dir*>& trees, const std::vector<const Dir*>& tops,
+                      const Dir& aidir, const Credentials& user, bool force_walk);
 
 }  // namespace agent_init

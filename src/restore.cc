@@ -48,13 +48,22 @@ Result<void> Restore(const Config& config, const std::string& name) {
   auto recovered = RecoverJournal(journal, nullptr, *state, *aidir);
   if (!recovered) return std::unexpected(recovered.error());
 
+  // The run directory is STATE/run (run layout) or STATE/data/run (state
+  // layout); auto goes by what the volume holds.
+  RunParent parent = config.layout == LayoutOption::kState ? "data" : "";
+  if (config.layout == LayoutOption::kAuto) {
+    auto in_data = state->Stat("data/run");
+    auto in_state = state->Stat("run");
+    if (in_data && *in_data && in_state && !*in_state) parent = "data";
+  }
+  const std::string run_rel = parent.empty() ? "run" : parent + "/run";
   const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());
   auto restored =
-      RestoreSnapshot(*state, *aidir, journal, name, saved, std::max(config.keep_snapshots, 1) + 1);
+      RestoreSnapshot(*state, parent, *aidir, journal, name, saved, std::max(config.keep_snapshots, 1) + 1);
   if (!restored) return std::unexpected(restored.error());
   log::Info("restored a snapshot as the run directory",
             {{"snapshot", name},
-             {"run", state->PathOf("run")},
+             {"run", state->PathOf(run_rel)},
              {"previous_state", aidir->PathOf("snapshots/" + saved)}});
 
   // The state now belongs to the restored version: its next start takes no
@@ -66,9 +75,9 @@ Result<void> Restore(const Config& config, const std::string& name) {
     if (!written) return std::unexpected(written.error());
   }
   if (user) {
-    auto run = state->OpenSub("run");
+    auto run = state->OpenSub(run_rel);
     if (!run) return std::unexpected(run.error());
-    auto handed = HandOver(*run, *aidir, *user, true);
+    auto handed = HandOver({&*run}, {}, *aidir, *user, true);
     if (!handed) return handed;
   }
   return {};

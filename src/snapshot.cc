@@ -91,22 +91,28 @@ Result<void> Publish(const Dir& snapshots, const std::string& name) {
 
 // Phase swap of a restore: the current run goes to snapshots/<saved>, the
 // restored copy becomes run.
-Result<void> Swap(const Dir& state, const Dir& aidir, const Dir& snapshots, const std::string& saved) {
+Result<void> Swap(const Dir& parent, const Dir& aidir, const Dir& snapshots, const std::string& saved) {
   if (!ExistsIn(aidir, kRestorePartial)) return {};
-  if (ExistsIn(state, "run")) {
-    auto moved = Rename(state, "run", snapshots, saved);
+  if (ExistsIn(parent, "run")) {
+    auto moved = Rename(parent, "run", snapshots, saved);
     if (!moved) return moved;
     Stamp(snapshots, saved);
     FaultPoint("restore save current");
   }
-  auto restored = Rename(aidir, kRestorePartial, state, "run");
+  auto restored = Rename(aidir, kRestorePartial, parent, "run");
   if (!restored) return restored;
-  auto s1 = SyncDir(state);
+  auto s1 = SyncDir(parent);
   if (!s1) return s1;
   auto s2 = SyncDir(snapshots);
   if (!s2) return s2;
   FaultPoint("restore swap");
   return {};
+}
+
+// The directory that holds the run directory, as the intent records it.
+Result<Dir> OpenRunParent(const Dir& state, const Intent& intent) {
+  std::string rel = Lookup(intent.args, "run-parent").value_or("");
+  return rel.empty() ? state.Dup() : state.OpenSub(rel);
 }
 
 int KeepFrom(const Intent& intent) {
@@ -118,7 +124,9 @@ Result<void> RunSnapshot(Intent intent, const Dir& state, const Dir& aidir, Jour
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   if (intent.phase == "copy") {
-    auto copied = CopyDurably(state, "run", *snapshots, kPartial);
+    auto parent = OpenRunParent(state, intent);
+    if (!parent) return std::unexpected(parent.error());
+    auto copied = CopyDurably(*parent, "run", *snapshots, kPartial);
     if (!copied) return copied;
     intent.phase = "publish";
     auto w = journal.Write(intent);
@@ -150,7 +158,9 @@ Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journ
     if (!w) return w;
   }
   if (intent.phase == "swap") {
-    auto swapped = Swap(state, aidir, *snapshots, saved);
+    auto parent = OpenRunParent(state, intent);
+    if (!parent) return std::unexpected(parent.error());
+    auto swapped = Swap(*parent, aidir, *snapshots, saved);
     if (!swapped) return swapped;
     intent.phase = "prune";
     auto w = journal.Write(intent);
@@ -187,17 +197,18 @@ Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir) {
   return out;
 }
 
-Result<void> TakeSnapshot(const Dir& state, const Dir& aidir, Journal& journal, const std::string& name,
-                          int keep) {
+Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
+                          const std::string& name, int keep) {
   if (!IsPlainName(name) || name.starts_with('.')) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
-  Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}}};
+  Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", parent}}};
   auto w = journal.Write(intent);
   if (!w) return w;
   auto r = RunSnapshot(intent, state, aidir, journal);
   if (!r) {
-    Error e = Wrap(r.error(), "snapshot " + Q(state.PathOf("run")) + " as " + Q(name));
+    Error e = Wrap(r.error(), "snapshot " + Q(state.PathOf(parent.empty() ? "run" : parent + "/run")) +
+                                  " as " + Q(name));
     if (e.hint.empty()) {
       e.hint =
           "the volume's live state is untouched; free space on the volume (or set --keep-snapshots 0 to "
@@ -208,8 +219,8 @@ Result<void> TakeSnapshot(const Dir& state, const Dir& aidir, Journal& journal, 
   return {};
 }
 
-Result<void> RestoreSnapshot(const Dir& state, const Dir& aidir, Journal& journal, const std::string& name,
-                             const std::string& saved_as, int keep) {
+Result<void> RestoreSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
+                             const std::string& name, const std::string& saved_as, int keep) {
   auto list = ListSnapshots(aidir);
   if (!list) return std::unexpected(list.error());
   bool found = std::any_of(list->begin(), list->end(), [&](const SnapshotInfo& s) { return s.name == name; });
@@ -220,7 +231,10 @@ Result<void> RestoreSnapshot(const Dir& state, const Dir& aidir, Journal& journa
                 "snapshots present: " + (names.empty() ? std::string("none") : names));
   }
   Intent intent{
-      "restore", name, "copy", {{"saved-as", saved_as}, {"keep", std::to_string(std::max(keep, 1))}}};
+      "restore",
+      name,
+      "copy",
+      {{"saved-as", saved_as}, {"keep", std::to_string(std::max(keep, 1))}, {"run-parent", parent}}};
   auto w = journal.Write(intent);
   if (!w) return w;
   auto r = RunRestore(intent, state, aidir, journal);

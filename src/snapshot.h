@@ -22,16 +22,20 @@ struct SnapshotInfo {
 /// listed. An absent snapshots directory is an empty list.
 Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir);
 
-/// Copies STATE/run to snapshots/<name> (a reflink where the filesystem has
-/// them), replacing an older snapshot of that name only once the new one is
-/// complete, then keeps the newest `keep` snapshots.
-Result<void> TakeSnapshot(const Dir& state, const Dir& aidir, Journal& journal, const std::string& name,
-                          int keep);
+/// Where the agent's run directory is below STATE: "" for STATE/run (run
+/// layout), "data" for STATE/data/run (state layout).
+using RunParent = std::string;
 
-/// Puts snapshots/<name> back as STATE/run; the current STATE/run becomes the
-/// snapshot `saved_as`. The caller holds the volume lock.
-Result<void> RestoreSnapshot(const Dir& state, const Dir& aidir, Journal& journal, const std::string& name,
-                             const std::string& saved_as, int keep);
+/// Copies STATE/<parent>/run to snapshots/<name> (a reflink where the
+/// filesystem has them), replacing an older snapshot of that name only once
+/// the new one is complete, then keeps the newest `keep` snapshots.
+Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
+                          const std::string& name, int keep);
+
+/// Puts snapshots/<name> back as STATE/<parent>/run; the current run
+/// directory becomes the snapshot `saved_as`. The caller holds the volume lock.
+Result<void> RestoreSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
+                             const std::string& name, const std::string& saved_as, int keep);
 
 /// Finishes a snapshot or restore that `intent` says was interrupted, or rolls
 /// it back when only its copy had been started.

@@ -145,6 +145,15 @@ int main(int argc, char** argv) {
       ->envname("AGENT_INIT_METHOD")
       ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
       ->default_str("auto");
+  std::map<std::string, agent_init::LayoutOption> layouts{{"auto", agent_init::LayoutOption::kAuto},
+                                                          {"run", agent_init::LayoutOption::kRun},
+                                                          {"state", agent_init::LayoutOption::kState}};
+  app.add_option("--layout", cli.config.layout,
+                 "run: the volume's run directory goes on VH/run (elastic-agent run); state: the volume is "
+                 "STATE_PATH (elastic-agent container, 7.13+); auto: from the command")
+      ->envname("AGENT_INIT_LAYOUT")
+      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
+      ->default_str("auto");
   app.add_option("--lock-timeout", cli.config.lock_timeout,
                  "Seconds to wait while another instance holds the volume (0: fail at once)")
       ->envname("AGENT_INIT_LOCK_TIMEOUT")
@@ -186,7 +195,13 @@ int main(int argc, char** argv) {
 
   CLI::App* prepare = app.add_subcommand("prepare", "Prepare the state, then exit 0");
   CLI::App* inspect = app.add_subcommand("inspect", "Report what is there and what prepare would do");
+  prepare
+      ->add_option("--seed-data", cli.config.seed_data,
+                   "Copy the image's HOME/data into DIR (an exec-capable emptyDir) for a read-only root")
+      ->envname("AGENT_INIT_SEED_DATA");
   inspect->add_flag("--json", cli.json, "Print one JSON object");
+  inspect->add_option("COMMAND", cli.command,
+                      "After --: the command prepare would run (decides --layout auto)");
   CLI::App* restore = app.add_subcommand(
       "restore", "Put snapshot NAME back as STATE/run (keeping the current one as a snapshot)");
   restore->add_option("NAME", cli.snapshot, "Snapshot name (inspect lists them)")->required();
@@ -216,7 +231,7 @@ int main(int argc, char** argv) {
   if (prepare->parsed()) cli.mode = Mode::kPrepare;
   if (inspect->parsed()) cli.mode = Mode::kInspect;
   if (restore->parsed()) cli.mode = Mode::kRestore;
-  if (cli.mode != Mode::kExec && !cli.command.empty()) {
+  if (cli.mode != Mode::kExec && cli.mode != Mode::kInspect && !cli.command.empty()) {
     return UsageError("unexpected arguments after the mode: " + cli.command.front());
   }
   if (cli.mode == Mode::kExec && cli.command.empty()) {
@@ -237,7 +252,7 @@ int main(int argc, char** argv) {
   if (auto refused = agent_init::RefuseSetuidStart(); !refused) return Report(refused.error());
 
   if (cli.mode == Mode::kInspect) {
-    agent_init::InspectReport report = agent_init::Inspect(cli.config);
+    agent_init::InspectReport report = agent_init::Inspect(cli.config, cli.command);
     std::string out = cli.json ? agent_init::RenderJson(report) : agent_init::RenderText(report);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
@@ -250,10 +265,13 @@ int main(int argc, char** argv) {
   }
 
   cli.config.mode = cli.mode == Mode::kPrepare ? "prepare" : "exec";
-  auto prepared = agent_init::Prepare(cli.config);
+  auto prepared = agent_init::Prepare(cli.config, cli.command);
   if (!prepared) return Report(prepared.error());
   if (cli.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
+  for (const auto& [key, value] : prepared->environment) {
+    if (std::getenv(key.c_str()) == nullptr) ::setenv(key.c_str(), value.c_str(), 1);
+  }
   if (cli.supervise) {
     agent_init::SuperviseOptions options{
         cli.grace, cli.signal_group, std::move(*signal_map), {prepared->lock.fd()}};
