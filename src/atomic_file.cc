@@ -33,6 +33,25 @@ Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::strin
   return SyncDir(dir);
 }
 
+Result<void> WriteFileFast(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
+  auto fd = dir.OpenFile(name, O_WRONLY | O_CREAT, mode);
+  if (!fd) {
+    if (::unlinkat(dir.fd(), name.c_str(), 0) < 0) return std::unexpected(fd.error());
+    fd = dir.OpenFile(name, O_WRONLY | O_CREAT | O_EXCL, mode);
+    if (!fd) return std::unexpected(fd.error());
+  }
+  if (::ftruncate(fd->get(), 0) < 0) return SysFail(errno, "truncate " + Q(dir.PathOf(name)));
+  while (!content.empty()) {
+    ssize_t n = ::write(fd->get(), content.data(), content.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysFail(errno, "write " + Q(dir.PathOf(name)));
+    }
+    content.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
 Result<void> RemoveFileDurable(const Dir& dir, const std::string& name) {
   if (::unlinkat(dir.fd(), name.c_str(), 0) < 0) {
     if (errno == ENOENT) return {};

@@ -15,6 +15,14 @@ namespace agent_init {
 Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content,
                              mode_t mode = 0600);
 
+/// Overwrites `name` in place, without syncing: for informational files
+/// (the lock's owner record) where a torn write after a crash is harmless and
+/// every start must not wait for the disk. Something planted at `name` that
+/// is not a regular file (a symlink, a FIFO) is removed, never written
+/// through.
+Result<void> WriteFileFast(const Dir& dir, const std::string& name, std::string_view content,
+                           mode_t mode = 0600);
+
 /// Removes `name` from `dir` and fsyncs `dir`; a missing file is fine.
 Result<void> RemoveFileDurable(const Dir& dir, const std::string& name);
 

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "exec.h"
 
 namespace agent_init {
@@ -39,15 +41,20 @@ std::vector<std::string> Words(std::string_view line) {
   return out;
 }
 
-std::string ReadHead(const std::string& path) {
+// The start of a script (up to 64 KiB); empty for anything that does not
+// begin with "#!", which costs one small read for the agent's own binary.
+std::string ReadScript(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
   struct stat st;
   std::string out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  char magic[2];
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::read(fd, magic, 2) == 2 && magic[0] == '#' &&
+      magic[1] == '!') {
     out.resize(64 * 1024);
-    ssize_t n = ::read(fd, out.data(), out.size());
-    out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    std::memcpy(out.data(), magic, 2);
+    ssize_t n = ::read(fd, out.data() + 2, out.size() - 2);
+    out.resize(2 + (n > 0 ? static_cast<size_t>(n) : 0));
   }
   ::close(fd);
   return out;
@@ -167,9 +174,9 @@ LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>&
   }
   std::optional<Layout> l;
   if (!command.empty()) {
-    l = LayoutFromCommand(command, ReadHead, d.evidence);
+    l = LayoutFromCommand(command, ReadScript, d.evidence);
   } else {
-    l = LayoutFromCommand({default_entrypoint}, ReadHead, d.evidence);
+    l = LayoutFromCommand({default_entrypoint}, ReadScript, d.evidence);
   }
   if (l) {
     d.layout = *l;

@@ -197,7 +197,7 @@ Result<Dir> OpenVersionedHome(const Dir& home, const std::string& name) {
   return data.OpenSub(name);
 }
 
-Discovery Discover(const Dir& home, const std::string& forced) {
+Discovery Discover(const Dir& home, const std::string& forced, Listing listing) {
   Discovery out;
   out.data_path = home.PathOf("data");
   // HOME/data is part of the image (or a copy of it): a symlink there is the
@@ -212,17 +212,33 @@ Discovery Discover(const Dir& home, const std::string& forced) {
     return out;
   }
   Dir data(UniqueFd(data_fd), out.data_path);
-  ListCandidates(data, out);
-  if (out.error) return out;
 
+  // The strong evidence needs no listing of HOME/data.
   if (!forced.empty()) {
     out.evidence.push_back(Evidence{Rule::kOption, "--versioned-home", forced, forced, false});
   }
   HomeSymlinkEvidence(home, out);
   ManifestEvidence(home, out);
+  // On the restart path, when that evidence names a real directory, HOME/data
+  // (which may hold thousands of entries) is not listed.
+  bool listed = true;
+  if (listing == Listing::kWhenNeeded && !out.evidence.empty() && out.evidence.front().names) {
+    const std::string& name = *out.evidence.front().names;
+    struct stat st;
+    if (IsPlainName(name) && ::fstatat(data.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISDIR(st.st_mode)) {
+      auto parsed = ParseVersionedHomeName(name);
+      out.candidates.push_back(Candidate{name, parsed ? parsed->version : "", parsed ? parsed->hash : ""});
+      listed = false;
+    }
+  }
+  if (listed) {
+    ListCandidates(data, out);
+    if (out.error) return out;
+  }
   CommitEvidence(home, kActiveCommit, Rule::kActiveCommit, out);
   CommitEvidence(home, kBuildHash, Rule::kBuildHash, out);
-  if (out.candidates.size() == 1) {
+  if (listed && out.candidates.size() == 1) {
     const auto& only = out.candidates.front().name;
     out.evidence.push_back(Evidence{Rule::kOnlyCandidate, out.data_path, only, only, true});
   }

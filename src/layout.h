@@ -53,9 +53,14 @@ struct Discovery {
   std::optional<Error> error;         // set when versioned_home is not
 };
 
+/// kAll lists every candidate in HOME/data (inspect); kWhenNeeded skips the
+/// listing when the option, the home symlink or the manifest names a
+/// directory that exists (the restart path): `candidates` then holds only it.
+enum class Listing { kAll, kWhenNeeded };
+
 /// Looks at `home` and decides the versioned home. `forced` is the
 /// --versioned-home value, empty for discovery.
-Discovery Discover(const Dir& home, const std::string& forced);
+Discovery Discover(const Dir& home, const std::string& forced, Listing listing = Listing::kAll);
 
 /// Opens HOME/data/<name> (HOME/data itself may be a symlink or a mount; the
 /// versioned home must be a real directory).

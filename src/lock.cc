@@ -96,7 +96,8 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, co
     return SysFail(errno, "keep volume lock open across exec");
   }
   Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, mode};
-  auto written = WriteFileAtomic(aidir, kOwnerFile, EncodeOwner(me));
+  // Informational, and rewritten at every start: no fsync on the start path.
+  auto written = WriteFileFast(aidir, kOwnerFile, EncodeOwner(me));
   if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));
   return VolumeLock(std::move(fd));
 }

@@ -133,7 +133,7 @@ Result<Common> OpenCommon(const Config& config, const std::vector<std::string>& 
   auto home = OpenHome(config.home);
   if (!home) return std::unexpected(home.error());
   c.home = std::move(*home);
-  Discovery found = Discover(c.home, config.versioned_home);
+  Discovery found = Discover(c.home, config.versioned_home, Listing::kWhenNeeded);
   for (const auto& w : found.warnings) log::Warn(w);
   if (found.error) return std::unexpected(Wrap(*found.error, "find versioned home"));
   c.vh_name = *found.versioned_home;

@@ -142,6 +142,15 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
     for (int fd = 3; fd < 1024; ++fd) {
       if (fd != 9 || !o.extra_fd) ::close(fd);
     }
+    // A clean start whatever ran us (a background shell ignores SIGINT and
+    // SIGQUIT): default dispositions, nothing blocked; the case's own
+    // settings are applied right in front of the init (sigprobe with).
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);

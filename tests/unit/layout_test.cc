@@ -255,3 +255,48 @@ TEST(Discover, GarbageCommitFileIsIgnoredWithWarning) {
 
 }  // namespace
 }  // namespace agent_init
+
+namespace agent_init {
+namespace {
+
+// The restart path does not list HOME/data when strong evidence names a
+// directory that exists; everything else behaves as with the full listing.
+TEST(DiscoverWhenNeeded, StrongEvidenceSkipsTheListing) {
+  test::TempDir t;
+  test::HomeFixture f(t / "home");
+  f.VersionedHome("elastic-agent-aaaaaa").VersionedHome("elastic-agent-bbbbbb");
+  f.HomeSymlink(f.Vh("elastic-agent-bbbbbb") + "/elastic-agent");
+  f.File(".build_hash.txt", "aaaaaa0123456789abcdef0123456789abcdef01\n");
+  auto home = Dir::OpenTrusted(f.home());
+  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  ASSERT_FALSE(d.error);
+  EXPECT_EQ(d.versioned_home, "elastic-agent-bbbbbb");
+  EXPECT_EQ(d.candidates.size(), 1u) << "only the decided one was looked at";
+  EXPECT_TRUE(HasWarningContaining(d, ".build_hash.txt")) << "disagreement still reported";
+}
+
+TEST(DiscoverWhenNeeded, BrokenSymlinkFallsBackToTheFullListing) {
+  test::TempDir t;
+  test::HomeFixture f(t / "home");
+  f.VersionedHome("elastic-agent-8ecdff");
+  f.HomeSymlink(f.Vh("elastic-agent-0af676") + "/elastic-agent");
+  auto home = Dir::OpenTrusted(f.home());
+  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  ASSERT_TRUE(d.error);
+  EXPECT_NE(d.error->msg.find("elastic-agent-8ecdff"), std::string::npos)
+      << "lists what exists: " << d.error->msg;
+}
+
+TEST(DiscoverWhenNeeded, WeakEvidenceListsAsBefore) {
+  test::TempDir t;
+  test::HomeFixture f(t / "home");
+  f.VersionedHome("elastic-agent-aaaaaa").VersionedHome("elastic-agent-bbbbbb");
+  f.File(".elastic-agent.active.commit", "bbbbbb\n");
+  auto home = Dir::OpenTrusted(f.home());
+  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  EXPECT_EQ(d.versioned_home, "elastic-agent-bbbbbb");
+  EXPECT_EQ(d.candidates.size(), 2u);
+}
+
+}  // namespace
+}  // namespace agent_init
