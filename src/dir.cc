@@ -154,32 +154,43 @@ Result<Dir::Parent> Dir::OpenParent(std::string_view rel) const {
   return Parent{std::move(parent->fd_), fd, std::string(leaf)};
 }
 
-Result<UniqueFd> Dir::OpenFile(std::string_view rel, int flags, mode_t mode, bool regular_only) const {
+Result<UniqueFd> Dir::OpenFile(std::string_view rel, int flags, mode_t mode) const {
   auto parent = OpenParent(rel);
   if (!parent) return std::unexpected(parent.error());
   const std::string& leaf = parent->leaf;
-  // O_NONBLOCK keeps a FIFO planted where a file is expected from blocking us;
-  // it has no effect on regular files and is cleared below.
-  int fd = ::openat(parent->fd, leaf.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ELOOP) return std::unexpected(RefusalFor(err, parent->fd, leaf, PathOf(rel)));
-    return SysFail(err, "open " + Q(PathOf(rel)));
-  }
-  UniqueFd file(fd);
-  if (regular_only) {
-    struct stat st;
-    if (::fstat(fd, &st) < 0) return SysFail(errno, "stat " + Q(PathOf(rel)));
-    if (!S_ISREG(st.st_mode)) {
-      return Fail(Kind::kLayout, "refusing " + Q(PathOf(rel)) + ": expected a regular file",
-                  "remove it; agent-init recreates the files it owns");
+  const int create = flags & (O_CREAT | O_EXCL);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if ((create & O_EXCL) == 0) {
+      // Look before opening: opening a device planted here could have side
+      // effects, and a FIFO could block. O_PATH opens neither, nor follows a
+      // symlink (it yields the link itself).
+      int path_fd = ::openat(parent->fd, leaf.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (path_fd >= 0) {
+        UniqueFd at(path_fd);
+        struct stat st;
+        if (::fstat(path_fd, &st) < 0) return SysFail(errno, "stat " + Q(PathOf(rel)));
+        if (S_ISLNK(st.st_mode)) return std::unexpected(RefusalFor(ELOOP, parent->fd, leaf, PathOf(rel)));
+        if (!S_ISREG(st.st_mode)) {
+          return Fail(Kind::kLayout, "refusing " + Q(PathOf(rel)) + ": expected a regular file",
+                      "remove it; agent-init recreates the files it owns");
+        }
+        // The very inode just checked, opened for real.
+        int fd = ::open(sys::ProcFdPath(path_fd).c_str(), (flags & ~create) | O_CLOEXEC);
+        if (fd < 0) return SysFail(errno, "open " + Q(PathOf(rel)));
+        return UniqueFd(fd);
+      }
+      if (errno != ENOENT || !(create & O_CREAT)) return SysFail(errno, "open " + Q(PathOf(rel)));
     }
+    // Creating: O_EXCL never opens anything that is already there.
+    int fd = ::openat(parent->fd, leaf.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) return UniqueFd(fd);
+    int err = errno;
+    if (err != EEXIST || (create & O_EXCL)) {
+      return SysFail(err, "create " + Q(PathOf(rel)));
+    }
+    // Someone created it between the look and the create: look again.
   }
-  if (!(flags & O_NONBLOCK)) {
-    int fl = ::fcntl(fd, F_GETFL);
-    if (fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  }
-  return file;
+  return Fail(Kind::kCannotPlace, "open " + Q(PathOf(rel)) + ": it keeps changing under agent-init");
 }
 
 Result<std::optional<struct statx>> Dir::Stat(std::string_view rel) const {

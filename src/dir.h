@@ -34,10 +34,10 @@ class Dir {
   /// Like OpenSub, but creates missing components with `mode`.
   Result<Dir> MakeSub(std::string_view rel, mode_t mode) const;
 
-  /// Opens a file beneath this directory; O_NOFOLLOW and O_CLOEXEC are added.
-  /// With `regular_only`, anything but a regular file (FIFO, device, socket)
-  /// is refused without blocking on it.
-  Result<UniqueFd> OpenFile(std::string_view rel, int flags, mode_t mode = 0, bool regular_only = true) const;
+  /// Opens a regular file beneath this directory (O_CLOEXEC added). A
+  /// symlink, FIFO, device or socket there is refused without being opened;
+  /// with O_CREAT a missing file is created (never through a symlink).
+  Result<UniqueFd> OpenFile(std::string_view rel, int flags, mode_t mode = 0) const;
 
   /// statx of `rel` without following a symlink at any component.
   /// std::nullopt when it does not exist.

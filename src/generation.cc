@@ -21,6 +21,20 @@ bool IsInit(const std::string& base) {
          base == "agent-init";
 }
 
+// Options of the init wrappers that take the next word as their value.
+bool TakesValue(const std::string& wrapper, const std::string& opt) {
+  if (wrapper == "tini" || wrapper == "tini-static") return opt == "-p" || opt == "-e";
+  if (wrapper == "dumb-init") return opt == "-r" || opt == "--rewrite";
+  if (wrapper == "agent-init") {
+    for (const char* o :
+         {"--home", "--state", "--versioned-home", "--method", "--layout", "--lock-timeout",
+          "--keep-snapshots", "--user", "--grace", "--signal-map", "--log-format", "--log-level"}) {
+      if (opt == o) return true;
+    }
+  }
+  return false;  // catatonit's options take no value
+}
+
 bool IsShell(const std::string& base) {
   return base == "sh" || base == "bash" || base == "dash" || base == "ash";
 }
@@ -101,9 +115,11 @@ std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command,
   size_t i = 0;
   // Init wrappers in front: tini -s -- PROGRAM, dumb-init --rewrite 15:3 PROGRAM
   while (i < command.size() && IsInit(Basename(command[i]))) {
-    ++i;
+    std::string wrapper = Basename(command[i++]);
     while (i < command.size() && command[i].starts_with('-')) {
-      if (command[i++] == "--") break;
+      const std::string& opt = command[i++];
+      if (opt == "--") break;
+      if (opt.find('=') == std::string::npos && TakesValue(wrapper, opt)) ++i;
     }
   }
   if (i >= command.size()) return std::nullopt;

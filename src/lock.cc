@@ -93,7 +93,7 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, co
   // The agent inherits the lock: no FD_CLOEXEC on this one fd.
   int flags = ::fcntl(fd.get(), F_GETFD);
   if (flags < 0 || ::fcntl(fd.get(), F_SETFD, flags & ~FD_CLOEXEC) < 0) {
-    return SysFail(errno, "keep volume lock open across exec");
+    return SysFail(errno, "keep " + Q(aidir.PathOf(kLockFile)) + " open across exec");
   }
   Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, mode};
   // Informational, and rewritten at every start: no fsync on the start path.

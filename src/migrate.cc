@@ -24,8 +24,12 @@ bool IsRegular(const std::optional<struct statx>& st) { return st && S_ISREG(st-
 Result<void> Collect(const Dir& image_run, const Dir& aidir) {
   auto incoming = aidir.MakeSub(kIncoming, 0700);
   if (!incoming) return std::unexpected(incoming.error());
-  // A copy cut short by a crash is incomplete: start it again.
-  auto cleared = RemoveEntry(aidir, kPartial);
+  // A copy cut short by a crash is incomplete: start it again. (Through the
+  // opened work directory: a path of two names would let the kernel follow
+  // a symlink planted at the first.)
+  auto work = aidir.OpenSub(kWork);
+  if (!work) return std::unexpected(work.error());
+  auto cleared = RemoveEntry(*work, "partial");
   if (!cleared) return std::unexpected(cleared.error());
   auto entries = image_run.List();
   if (!entries) return std::unexpected(entries.error());
@@ -173,6 +177,11 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
 
 Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, const Dir& aidir,
                                    Journal& journal, const std::string& id) {
+  // With no unfinished migration in the journal, whatever is left in the
+  // work area is not a complete copy of anything: it must not stand in for
+  // the image's entries.
+  auto cleared = RemoveEntry(aidir, kWork);
+  if (!cleared) return std::unexpected(cleared.error());
   Intent intent{"migrate", id, "collect", {{"from", image_run.path()}}};
   auto w = journal.Write(intent);
   if (!w) return std::unexpected(w.error());
@@ -187,7 +196,7 @@ Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_r
                                         const Dir& aidir, Journal& journal) {
   log::Warn("finishing a migration that was interrupted", {{"id", intent.id}, {"phase", intent.phase}});
   auto r = RunPhases(intent, image_run, state_run, aidir, journal);
-  if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted migration " + intent.id));
+  if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted migration " + Q(intent.id)));
   return r;
 }
 

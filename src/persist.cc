@@ -58,18 +58,12 @@ Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir) {
 }
 
 Result<void> Link(const Dir& vh, const RunStatus& status, const std::string& link_target) {
-  // The image's directory (emptied by the migration) or a stale symlink goes
-  // first; a symlink cannot be renamed over a directory.
+  // The image's directory (emptied by the migration) goes first; a symlink
+  // cannot be renamed over a directory.
   if (status.kind == RunStatus::Kind::kImageDir) {
     if (::unlinkat(vh.fd(), kRun, AT_REMOVEDIR) < 0 && errno != ENOENT) {
       int err = errno;
       return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove the image's " + Q(vh.PathOf(kRun)),
-                                       err == EROFS ? ReadOnlyHint() : ""));
-    }
-  } else if (status.kind == RunStatus::Kind::kOtherSymlink) {
-    if (::unlinkat(vh.fd(), kRun, 0) < 0 && errno != ENOENT) {
-      int err = errno;
-      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove stale symlink " + Q(vh.PathOf(kRun)),
                                        err == EROFS ? ReadOnlyHint() : ""));
     }
   }
@@ -113,7 +107,10 @@ Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::str
   if (!*st) return status;
   if (S_ISLNK((*st)->stx_mode)) {
     status.link_target = vh.ReadLink(kRun).value_or("");
-    bool same = NormalizePath(status.link_target) == NormalizePath(link_target);
+    // A relative target is relative to the directory holding the link.
+    std::string target =
+        status.link_target.starts_with('/') ? status.link_target : vh.path() + "/" + status.link_target;
+    bool same = NormalizePath(target) == NormalizePath(link_target);
     status.kind = same ? RunStatus::Kind::kLinked : RunStatus::Kind::kOtherSymlink;
     return status;
   }
@@ -156,6 +153,19 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
                 "the image is broken; remove the file or rebuild the image");
   }
   out.changed = true;
+
+  // A symlink to somewhere else (an older configuration, an image that ships
+  // one) is agent-init's to replace, whatever the method.
+  if (status->kind == RunStatus::Kind::kOtherSymlink) {
+    if (::unlinkat(vh.fd(), kRun, 0) < 0 && errno != ENOENT) {
+      int err = errno;
+      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove stale symlink " + Q(vh.PathOf(kRun)),
+                                       err == EROFS ? ReadOnlyHint() : ""));
+    }
+    log::Info("replaced a symlink that pointed elsewhere",
+              {{"path", vh.PathOf(kRun)}, {"was", status->link_target}});
+    status->kind = RunStatus::Kind::kAbsent;
+  }
 
   if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
     auto image_run = vh.OpenSub(kRun);

@@ -1,6 +1,7 @@
 #include "prepare.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -199,8 +200,8 @@ Result<Prepared> PrepareRunLayout(const Config& config, Common& c) {
   auto recorded = RecordVersion(c);
   if (!recorded) return std::unexpected(recorded.error());
   if (c.user) {
-    auto handed =
-        HandOver({&*state_run}, {}, c.aidir, *c.user, *snapshotted || placed->migration.has_value());
+    auto handed = HandOver({&*state_run}, {&*state_run}, c.aidir, *c.user,
+                           *snapshotted || placed->migration.has_value());
     if (!handed) return std::unexpected(handed.error());
     auto copy = HandOverSeed(config, c);
     if (!copy) return std::unexpected(copy.error());
@@ -238,11 +239,13 @@ Result<Prepared> PrepareStateLayout(const Config& config, Common& c) {
   if (v1) {
     // As the agent sees them: HOME/data (the seeded copy is mounted there).
     std::string image_data = NormalizePath(config.home + "/data");
-    if (::mkdirat(c.data.fd(), "tmp", 0770) < 0 && errno != EEXIST) {
-      return SysFail(errno, "create " + Q(c.data.PathOf("tmp")));
-    }
-    if (::mkdirat(c.vh.fd(), "install", 0770) < 0 && errno != EEXIST) {
-      return SysFail(errno, "create " + Q(c.vh.PathOf("install")));
+    // The link targets; made for the agent's user when agent-init makes them.
+    for (auto [dir, name] : {std::pair{&c.data, "tmp"}, std::pair{&c.vh, "install"}}) {
+      if (::mkdirat(dir->fd(), name, 0770) == 0) {
+        if (c.user) ::fchownat(dir->fd(), name, c.user->uid, c.user->gid, AT_SYMLINK_NOFOLLOW);
+      } else if (errno != EEXIST) {
+        return SysFail(errno, "create " + Q(dir->PathOf(name)));
+      }
     }
     auto linked = LinkExecDirs(
         *data, {{"install", image_data + "/" + c.vh_name + "/install"}, {"tmp", image_data + "/tmp"}},
@@ -253,7 +256,7 @@ Result<Prepared> PrepareStateLayout(const Config& config, Common& c) {
   auto recorded = RecordVersion(c);
   if (!recorded) return std::unexpected(recorded.error());
   if (c.user) {
-    auto handed = HandOver({&*data}, {&c.state}, c.aidir, *c.user, *snapshotted);
+    auto handed = HandOver({&*data}, {&c.state, &*data, &*run}, c.aidir, *c.user, *snapshotted);
     if (!handed) return std::unexpected(handed.error());
     auto copy = HandOverSeed(config, c);
     if (!copy) return std::unexpected(copy.error());
@@ -329,8 +332,14 @@ Result<void> HandOver(const std::vector<const Dir*>& trees, const std::vector<co
     auto marked = WriteChownedMarker(aidir, user);
     if (!marked) return marked;
   }
+  // The directories the agent writes into, checked at every start: one
+  // recreated since the last walk (an operator's rm -rf) is root's otherwise.
   for (const Dir* dir : tops) {
-    if (::fchown(dir->fd(), user.uid, user.gid) < 0) return SysFail(errno, "chown " + Q(dir->path()));
+    struct stat st;
+    if (::fstat(dir->fd(), &st) < 0) return SysFail(errno, "stat " + Q(dir->path()));
+    if ((st.st_uid != user.uid || st.st_gid != user.gid) && ::fchown(dir->fd(), user.uid, user.gid) < 0) {
+      return SysFail(errno, "chown " + Q(dir->path()));
+    }
   }
   // Files agent-init (re)wrote as root on this start.
   for (const char* name : {"lock", "owner", "history", kChownedMarker}) {

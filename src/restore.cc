@@ -66,18 +66,10 @@ Result<void> Restore(const Config& config, const std::string& name) {
              {"run", state->PathOf(run_rel)},
              {"previous_state", aidir->PathOf("snapshots/" + saved)}});
 
-  // The state now belongs to the restored version: its next start takes no
-  // snapshot, another version's start snapshots it under its own name.
-  if (ParseVersionedHomeName(name)) {
-    auto history = ReadHistory(*aidir);
-    if (!history) return std::unexpected(history.error());
-    auto written = WriteHistory(*aidir, WithChange(history->value_or(History{}), name, UtcNow()));
-    if (!written) return std::unexpected(written.error());
-  }
   if (user) {
     auto run = state->OpenSub(run_rel);
     if (!run) return std::unexpected(run.error());
-    auto handed = HandOver({&*run}, {}, *aidir, *user, true);
+    auto handed = HandOver({&*run}, {&*run}, *aidir, *user, true);
     if (!handed) return handed;
   }
   return {};

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 
+#include "clock.h"
 #include "fault.h"
+#include "history.h"
+#include "home_files.h"
 #include "log.h"
 #include "record.h"
 #include "sys.h"
@@ -139,8 +142,10 @@ Result<void> RunSnapshot(Intent intent, const Dir& state, const Dir& aidir, Jour
     auto w = journal.Write(intent);
     if (!w) return w;
   }
-  if (intent.phase != "prune")
-    return Fail(Kind::kLayout, "journal: unknown snapshot phase " + Q(intent.phase));
+  if (intent.phase != "prune") {
+    return Fail(Kind::kLayout,
+                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown snapshot phase " + Q(intent.phase));
+  }
   auto pruned = Prune(aidir, KeepFrom(intent));
   if (!pruned) return pruned;
   return journal.Clear();
@@ -166,10 +171,24 @@ Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journ
     auto w = journal.Write(intent);
     if (!w) return w;
   }
-  if (intent.phase != "prune")
-    return Fail(Kind::kLayout, "journal: unknown restore phase " + Q(intent.phase));
+  if (intent.phase != "prune") {
+    return Fail(Kind::kLayout,
+                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown restore phase " + Q(intent.phase));
+  }
   auto pruned = Prune(aidir, KeepFrom(intent));
   if (!pruned) return pruned;
+  // The state belongs to the restored version again: its next start takes
+  // no snapshot, another version's snapshots it under its own name. Inside
+  // the journaled change, so that a crash cannot leave the history saying
+  // otherwise.
+  if (ParseVersionedHomeName(intent.id)) {
+    auto history = ReadHistory(aidir);
+    if (!history) return std::unexpected(history.error());
+    if (!*history || (*history)->current != intent.id) {
+      auto written = WriteHistory(aidir, WithChange(history->value_or(History{}), intent.id, UtcNow()));
+      if (!written) return written;
+    }
+  }
   return journal.Clear();
 }
 

@@ -11,12 +11,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <set>
 
 #include "exec.h"
 #include "log.h"
 #include "privileges.h"
 #include "proc.h"
 #include "signals.h"
+
+extern char** environ;
 
 namespace agent_init {
 namespace {
@@ -60,8 +63,8 @@ void CloseInheritedFds(std::vector<int> keep) {
   ::close_range(next, ~0U, 0);
 }
 
-[[noreturn]] void ChildExec(const std::vector<std::string>& argv, char* const* envp,
-                            const std::optional<Credentials>& user, const Inherited& in, bool take_tty) {
+[[noreturn]] void ChildExec(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
+                            const Inherited& in, bool take_tty) {
   // Its own process group, so that --signal-group and the terminal's job
   // control address the command and what it starts, not agent-init.
   ::setpgid(0, 0);
@@ -76,7 +79,8 @@ void CloseInheritedFds(std::vector<int> keep) {
   // The caller's mask comes back last: a signal forwarded between fork and
   // here stays pending and is delivered now, never lost.
   ::sigprocmask(SIG_SETMASK, &in.mask, nullptr);
-  Error e = ExecCommand(argv, envp);
+  // environ, read now: the privilege drop may have set HOME.
+  Error e = ExecCommand(argv, environ);
   log::Error(e.msg, {{"hint", e.hint}});
   ::_exit(ExitCodeFor(e.kind));
 }
@@ -114,6 +118,9 @@ class Supervisor {
       if (n <= 0) return;
       for (size_t i = 0; i < static_cast<size_t>(n) / sizeof info[0]; ++i) {
         int sig = static_cast<int>(info[i].ssi_signo);
+        // SIGPIPE or SIGXFSZ that agent-init's own writes caused (a closed
+        // log pipe) are not the agent's business.
+        if ((sig == SIGPIPE || sig == SIGXFSZ) && static_cast<pid_t>(info[i].ssi_pid) == ::getpid()) continue;
         if (sig == SIGCHLD) {
           Reap();
         } else {
@@ -149,16 +156,19 @@ class Supervisor {
       log::Warn("could not forward a signal", {{"signal", SignalName(to)}, {"error", std::strerror(errno)}});
     }
     log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
-    if (sig == SIGTERM) TermDescendants(/*spare_child=*/true);
+    if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true);
   }
 
-  // SIGTERM to every descendant (the command spared when it was already
-  // signalled and decides for itself), then SIGKILL after the grace period.
-  void TermDescendants(bool spare_child) {
+  // SIGTERM to every descendant, then SIGKILL after the grace period. When
+  // a forwarded signal already reached the command (and, with
+  // --signal-group, its whole group), those are spared: each process gets
+  // one signal, and the command decides for itself.
+  void TermDescendants(bool spare_signalled) {
     auto all = Descendants(::getpid());
     size_t sent = 0;
     for (pid_t p : all) {
-      if (spare_child && p == child_) continue;
+      if (spare_signalled && (p == child_ || (options_.signal_group && ::getpgid(p) == child_))) continue;
+      if (!termed_.insert(p).second) continue;  // a second sweep: once is enough
       if (::kill(p, SIGTERM) == 0) ++sent;
     }
     if (sent > 0) {
@@ -185,8 +195,8 @@ class Supervisor {
   bool Settle() {
     if (!sweep_started_) {
       sweep_started_ = true;
-      deadline_.reset();
-      if (!Descendants(::getpid()).empty()) TermDescendants(/*spare_child=*/false);
+      // A grace period a SIGTERM already started keeps running, not anew.
+      if (!Descendants(::getpid()).empty()) TermDescendants(/*spare_signalled=*/false);
     }
     Reap();
     if (Descendants(::getpid()).empty()) return true;
@@ -206,11 +216,12 @@ class Supervisor {
   std::optional<Clock::time_point> deadline_;
   std::optional<Clock::time_point> killed_at_;
   bool sweep_started_ = false;
+  std::set<pid_t> termed_;  // already sent SIGTERM by a sweep
 };
 
 }  // namespace
 
-int Supervise(const std::vector<std::string>& argv, char* const* envp, const std::optional<Credentials>& user,
+int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
               const SuperviseOptions& options) {
   Inherited in = SaveInherited();
   // Every signal is blocked and read from a signalfd: nothing runs in a
@@ -238,7 +249,7 @@ int Supervise(const std::vector<std::string>& argv, char* const* envp, const std
     log::Error("fork failed", {{"error", std::strerror(errno)}});
     return 126;
   }
-  if (child == 0) ChildExec(argv, envp, user, in, take_tty);
+  if (child == 0) ChildExec(argv, user, in, take_tty);
 
   // Also from the parent: whichever of the two runs first, the child is in
   // its own group before anything signals the group.

@@ -19,12 +19,13 @@ struct SuperviseOptions {
   std::vector<int> keep_fds;      // fds the supervisor keeps open (the volume lock)
 };
 
-/// Starts `argv` as a child (dropping to `user` in the child when given) and
+/// Starts `argv` as a child, with this process's environment (dropping to
+/// `user` in the child when given), and
 /// supervises it until it and its descendants are gone. Returns the exit
 /// code for this process: the child's code, 128+N when signal N killed it,
 /// 126/127 when it could not be executed. Never fails once the child runs:
 /// problems are logged.
-int Supervise(const std::vector<std::string>& argv, char* const* envp, const std::optional<Credentials>& user,
+int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
               const SuperviseOptions& options);
 
 }  // namespace agent_init

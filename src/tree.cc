@@ -264,8 +264,8 @@ Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& 
   auto fb = dir_b.OpenFile(b, O_RDONLY);
   if (!fb) return std::unexpected(fb.error());
   struct stat sa, sb;
-  if (::fstat(fa->get(), &sa) < 0 || ::fstat(fb->get(), &sb) < 0)
-    return SysFail(errno, "stat " + Q(dir_a.PathOf(a)));
+  if (::fstat(fa->get(), &sa) < 0) return SysFail(errno, "stat " + Q(dir_a.PathOf(a)));
+  if (::fstat(fb->get(), &sb) < 0) return SysFail(errno, "stat " + Q(dir_b.PathOf(b)));
   if (sa.st_size != sb.st_size) return false;
   std::vector<char> ba(1 << 16), bb(1 << 16);
   for (;;) {

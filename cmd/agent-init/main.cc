@@ -264,18 +264,19 @@ int main(int argc, char** argv) {
     return restored ? 0 : Report(restored.error());
   }
 
-  cli.config.mode = cli.mode == Mode::kPrepare ? "prepare" : "exec";
+  cli.config.mode = cli.mode == Mode::kPrepare ? "prepare" : cli.supervise ? "supervise" : "exec";
   auto prepared = agent_init::Prepare(cli.config, cli.command);
   if (!prepared) return Report(prepared.error());
   if (cli.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
   for (const auto& [key, value] : prepared->environment) {
-    if (std::getenv(key.c_str()) == nullptr) ::setenv(key.c_str(), value.c_str(), 1);
+    const char* current = std::getenv(key.c_str());
+    if (current == nullptr || *current == '\0') ::setenv(key.c_str(), value.c_str(), 1);
   }
   if (cli.supervise) {
     agent_init::SuperviseOptions options{
         cli.grace, cli.signal_group, std::move(*signal_map), {prepared->lock.fd()}};
-    return agent_init::Supervise(cli.command, environ, prepared->user, options);
+    return agent_init::Supervise(cli.command, prepared->user, options);
   }
   if (prepared->user) {
     if (auto dropped = agent_init::DropPrivileges(*prepared->user); !dropped) return Report(dropped.error());

@@ -158,6 +158,37 @@ TEST_F(PersistNs, SecondPrepareWithSymlinkChangesNothing) {
   EXPECT_EQ(failure, "");
 }
 
+// A symlink at VH/run that points elsewhere (an older configuration, an
+// image that ships one) is replaced with either method.
+TEST_F(PersistNs, AStaleSymlinkAtTheRunDirectoryIsReplaced) {
+  ::rmdir((t_ / kVh + "/run").c_str());
+  test::Symlink("/nonexistent/elsewhere/run", t_ / kVh + "/run");
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = MountNoexecVolume(); !e.empty()) return e;
+    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    NS_CHECK(r, "prepare: " + r.error().msg);
+    NS_CHECK(r->placement == Placement::kBind, "bound");
+    NS_CHECK(MountsAt(t_ / kVh + "/run") == 1, "mounted");
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(PersistNs, ARelativeSymlinkToTheVolumeIsInPlace) {
+  ::rmdir((t_ / kVh + "/run").c_str());
+  test::Symlink("../../../state/run", t_ / kVh + "/run");
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = MountNoexecVolume(); !e.empty()) return e;
+    test::MakeDirs(t_ / "state/run");
+    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    NS_CHECK(r, "prepare: " + r.error().msg);
+    NS_CHECK(!r->changed && r->placement == Placement::kSymlink,
+             "a relative link to STATE/run is already in place");
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
 // The home is a read-only bind (readOnlyRootFilesystem) and mounting is not
 // permitted: nothing can put the run directory in place.
 TEST_F(PersistNs, ReadOnlyRootWithoutMountPermissionIs73) {

@@ -163,6 +163,14 @@ TEST_F(SafetyNs, PrepareUserHandsARootOwnedVolumeToTheUser) {
              "outside the volume touched");
     NS_CHECK(::stat((t_ / "state/run/sub").c_str(), &st) == 0 && st.st_uid == 0,
              "crossed into another mount");
+    // An operator removes the run directory to re-enroll: the next start's
+    // new one is the user's too, although the walk is not repeated.
+    NS_CHECK(::umount2((t_ / "state/run/sub").c_str(), MNT_DETACH) == 0, "umount");
+    NS_CHECK(::umount2((t_ / kVh + "/run").c_str(), MNT_DETACH) == 0, "a new container");
+    NS_CHECK(test::Shell("rm -rf " + t_ / "state/run") == 0, "rm");
+    RunResult again = AgentInit(Args({"--user", "1000:1000", "prepare"}));
+    NS_CHECK(again.status == 0 && ::stat((t_ / "state/run").c_str(), &st) == 0 && st.st_uid == 1000,
+             "a recreated run directory is handed over: " + again.err);
     // The agent as 1000, in the next container.
     RunResult agent = AgentInit(Args({"--user", "1000:1000", "--", "/bin/sh", "-c",
                                       "id -u; echo id > " + t_ / kVh + "/run/agent.id && echo wrote"}));

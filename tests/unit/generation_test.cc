@@ -44,6 +44,16 @@ TEST(Generation, CommandsThroughWrappers) {
       LayoutFromCommand({"/usr/bin/tini", "-s", "--", "elastic-agent", "container"}, no_files, evidence),
       Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"dumb-init", "elastic-agent", "run"}, no_files, evidence), Layout::kRun);
+  // Wrapper options that take a value are not the program.
+  EXPECT_EQ(
+      LayoutFromCommand({"dumb-init", "--rewrite", "15:3", "elastic-agent", "container"}, no_files, evidence),
+      Layout::kState);
+  EXPECT_EQ(LayoutFromCommand({"tini", "-e", "143", "-p", "SIGKILL", "--", "elastic-agent", "container"},
+                              no_files, evidence),
+            Layout::kState);
+  EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files,
+                              evidence),
+            Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"/bin/sh", "-c", "exec elastic-agent container"}, no_files, evidence),
             Layout::kState);
   EXPECT_FALSE(LayoutFromCommand({"/bin/true"}, no_files, evidence));

@@ -61,7 +61,20 @@ TEST(Journal, DecodeRejectsMissingFields) {
   EXPECT_FALSE(DecodeIntent("format agent-init-journal-1\nop migrate\nid a\n"));
   EXPECT_FALSE(DecodeIntent("format agent-init-journal-1\nid a\nop migrate\nphase x\n"));
   EXPECT_FALSE(DecodeIntent("format agent-init-journal-1\nop \nid a\nphase x\n"));
-  EXPECT_TRUE(DecodeIntent("format agent-init-journal-1\nop migrate\nid \nphase x\n"));
+  EXPECT_FALSE(DecodeIntent("format agent-init-journal-1\nop migrate\nid \nphase x\n"));
+}
+
+// A journal written by whoever owns the volume must not steer recovery out
+// of agent-init's own directories.
+TEST(Journal, DecodeRejectsNamesThatLeaveTheBookkeepingDirectory) {
+  const std::string head = "format agent-init-journal-1\nop snapshot\n";
+  EXPECT_TRUE(DecodeIntent(head + "id elastic-agent-aaaaaa\nphase publish\nkeep 2\nrun-parent data\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id ../../../../etc/passwd\nphase publish\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id .partial\nphase publish\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase swap\nsaved-as ../run\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase prune\nkeep 0\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase prune\nkeep -1\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase copy\nrun-parent ../..\n"));
 }
 
 }  // namespace

@@ -94,3 +94,21 @@ TEST(Migrate, ResumesFromMergePhase) {
 
 }  // namespace
 }  // namespace agent_init
+
+namespace agent_init {
+namespace {
+
+// Leftovers in the work area (a journal removed by hand, or planted) are not
+// taken for complete copies of the image's state.
+TEST(Migrate, LeftoversInTheWorkAreaDoNotStandInForTheImagesState) {
+  MigrateFixture f;
+  test::WriteFile(f.t / "image/run/agent.id", "image-id");
+  test::WriteFile(f.t / "state/.agent-init/migrate/incoming/agent.id", "planted");
+  f.Open();
+  Journal journal(f.aidir);
+  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.aidir, journal, "ID5"));
+  EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "image-id");
+}
+
+}  // namespace
+}  // namespace agent_init

@@ -27,7 +27,8 @@ class StateLayoutCli : public ::testing::Test {
     vh_ = t_ / "home/data/" + vh;
   }
   std::vector<std::string> Args(std::vector<std::string> more) {
-    std::vector<std::string> a{"--home", t_ / "home", "--state", t_ / "state"};
+    // --method symlink: no test here mounts anything on the host.
+    std::vector<std::string> a{"--home", t_ / "home", "--state", t_ / "state", "--method", "symlink"};
     a.insert(a.end(), more.begin(), more.end());
     return a;
   }
