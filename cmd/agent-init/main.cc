@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
       ->envname("AGENT_INIT_VERSIONED_HOME");
   app.add_option("--method", cli.config.method, "How STATE/run is put on VH/run: auto, bind or symlink")
       ->envname("AGENT_INIT_METHOD")
-      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
+      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case).description(""))
+      ->type_name("auto|bind|symlink")
       ->default_str("auto");
   std::map<std::string, agent_init::LayoutOption> layouts{{"auto", agent_init::LayoutOption::kAuto},
                                                           {"run", agent_init::LayoutOption::kRun},
@@ -152,7 +153,8 @@ int main(int argc, char** argv) {
                  "run: the volume's run directory goes on VH/run (elastic-agent run); state: the volume is "
                  "STATE_PATH (elastic-agent container, 7.13+); auto: from the command")
       ->envname("AGENT_INIT_LAYOUT")
-      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
+      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case).description(""))
+      ->type_name("auto|run|state")
       ->default_str("auto");
   app.add_option("--lock-timeout", cli.config.lock_timeout,
                  "Seconds to wait while another instance holds the volume (0: fail at once)")
