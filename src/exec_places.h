@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,18 @@ struct Place {
   std::string real_path;  // symlinks resolved; what the mount table speaks of
   std::uint64_t mount_id = 0;
   std::uint64_t dev = 0;
+  bool noexec = false;   // from statvfs: the mount's flag
+  bool on_root = false;  // on the same mount as "/"
   bool found_mount = false;
-  Mount mount;  // a copy of the mount table entry, when found
+  Mount mount;  // a copy of the mount table entry, once looked up
 };
+
+/// Supplies the mount table when it is needed (a /proc read and a parse the
+/// restart path can mostly do without); may return nullptr.
+using MountTableSource = std::function<const MountTable*()>;
+
+/// Copies the mount table's entry for `place` into it (for reports).
+void AttachMount(Place& place, const MountTable& table);
 
 struct PlacesReport {
   std::vector<Place> places;  // state first, then the executable places that exist
@@ -40,11 +50,13 @@ struct PlacesReport {
 /// Looks up the mounts of STATE and of every place the agent executes or
 /// installs from (VH, VH/components, VH/install, VH/downloads, DATA/tmp,
 /// those that exist; DATA is HOME/data or a seeded copy), then evaluates them.
-PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTable& table);
+/// The mount table is read only when the facts from statx and statvfs do not
+/// settle a rule.
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table);
 
 /// The rules, over facts already gathered (unit-testable without mounts):
 /// no executable place on a noexec mount or on the volume; tmp and the install
 /// directory on one mount.
-void EvaluatePlaces(PlacesReport& report);
+void EvaluatePlaces(PlacesReport& report, const MountTableSource& table = {});
 
 }  // namespace agent_init

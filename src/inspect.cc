@@ -191,7 +191,9 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
       AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
     } else {
       auto data = home->OpenSub("data");
-      PlacesReport places = data ? CheckPlaces(*data, *vh, *state, *table) : PlacesReport{};
+      auto source = [&]() -> const MountTable* { return &*table; };
+      PlacesReport places = data ? CheckPlaces(*data, *vh, *state, source) : PlacesReport{};
+      for (auto& p : places.places) AttachMount(p, *table);
       r.places = std::move(places.places);
       for (auto& p : places.problems) r.problems.push_back(std::move(p));
       for (auto& w : places.warnings) r.warnings.push_back(std::move(w));

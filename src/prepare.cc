@@ -27,9 +27,13 @@ namespace {
 constexpr const char* kChownedMarker = "chowned";
 
 Result<void> CheckExecutablePlaces(const Dir& data, const Dir& vh, const Dir& state, bool exdev_is_error) {
-  auto table = MountTable::Read();
-  if (!table) return std::unexpected(table.error());
-  PlacesReport report = CheckPlaces(data, vh, state, *table);
+  // The mount table is read only if statx and statvfs leave a rule open.
+  std::optional<Result<MountTable>> table;
+  auto source = [&]() -> const MountTable* {
+    if (!table) table = MountTable::Read();
+    return *table ? &**table : nullptr;
+  };
+  PlacesReport report = CheckPlaces(data, vh, state, source);
   for (const auto& w : report.warnings) {
     // The state layout points the agent's own install and temp paths at
     // these: a rename between them must not cross mounts.

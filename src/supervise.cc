@@ -44,6 +44,14 @@ Inherited SaveInherited() {
   return in;
 }
 
+// As PID 1 or a subreaper, every descendant left after the command exited is
+// a child of ours or below one: without children there is nothing to stop,
+// and no need to scan /proc.
+bool HaveChildren() {
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -196,10 +204,10 @@ class Supervisor {
     if (!sweep_started_) {
       sweep_started_ = true;
       // A grace period a SIGTERM already started keeps running, not anew.
-      if (!Descendants(::getpid()).empty()) TermDescendants(/*spare_signalled=*/false);
+      if (HaveChildren() && !Descendants(::getpid()).empty()) TermDescendants(/*spare_signalled=*/false);
     }
     Reap();
-    if (Descendants(::getpid()).empty()) return true;
+    if (!HaveChildren() || Descendants(::getpid()).empty()) return true;
     if (killed_at_ && Clock::now() - *killed_at_ > kKillWait) {
       log::Warn("giving up waiting for processes that do not die");
       return true;

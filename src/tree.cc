@@ -100,12 +100,30 @@ Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string&
   return {};
 }
 
+// One tree copy: its statistics, and what the filesystems turned out to
+// support (asked once, not for every file).
+struct CopyRun {
+  CopyStats& stats;
+  bool reflink = true;
+  bool cfr = true;
+};
+
 // Copies the bytes of a regular file: a reflink where the filesystem offers
 // one, else only the data segments (holes stay holes).
-Result<std::uint64_t> CopyData(int in, int out, off_t size, const std::string& shown) {
+Result<std::uint64_t> CopyData(int in, int out, off_t size, blkcnt_t blocks, const std::string& shown,
+                               CopyRun& run) {
   if (size == 0) return 0;
-  if (::ioctl(out, FICLONE, in) == 0) return static_cast<std::uint64_t>(size);
-  bool use_cfr = true;
+  if (run.reflink) {
+    if (::ioctl(out, FICLONE, in) == 0) return static_cast<std::uint64_t>(size);
+    if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY) run.reflink = false;
+  }
+  bool& use_cfr = run.cfr;
+  // A file whose blocks cover its size has no holes: one range, no seeking.
+  if (blocks * 512 >= size) {
+    auto r = CopyRange(in, out, 0, size, shown, use_cfr);
+    if (!r) return std::unexpected(r.error());
+    return static_cast<std::uint64_t>(size);
+  }
   off_t pos = 0;
   while (pos < size) {
     off_t data = ::lseek(in, pos, SEEK_DATA);
@@ -127,10 +145,10 @@ Result<std::uint64_t> CopyData(int in, int out, off_t size, const std::string& s
   return static_cast<std::uint64_t>(size);
 }
 
-Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyStats& stats);
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run);
 
 Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
-                           int depth, CopyStats& stats) {
+                           int depth, CopyRun& run) {
   if (depth >= kMaxTreeDepth) {
     return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": nested deeper than " +
                                         std::to_string(kMaxTreeDepth) + " levels; refusing");
@@ -146,18 +164,18 @@ Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirf
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {
     Node child{in.fd(), e.name.c_str(), in.PathOf(e.name)};
-    auto r = CopyNode(child, out.get(), e.name.c_str(), depth + 1, stats);
+    auto r = CopyNode(child, out.get(), e.name.c_str(), depth + 1, run);
     if (!r) return r;
   }
   CopyOwner(out.get(), st);
   if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
   CopyTimes(out.get(), st);
-  ++stats.dirs;
+  ++run.stats.dirs;
   return {};
 }
 
 Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
-                         CopyStats& stats) {
+                         CopyRun& run) {
   // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
   int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
@@ -169,25 +187,25 @@ Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd,
   int out_fd = ::openat(dst_dirfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out_fd < 0) return SysFail(errno, "create copy of " + Q(src.shown));
   UniqueFd out(out_fd);
-  auto bytes = CopyData(in.get(), out.get(), now.st_size, src.shown);
+  auto bytes = CopyData(in.get(), out.get(), now.st_size, now.st_blocks, src.shown, run);
   if (!bytes) return std::unexpected(bytes.error());
   CopyOwner(out.get(), st);
   if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
   CopyTimes(out.get(), st);
-  ++stats.files;
-  stats.bytes += *bytes;
+  ++run.stats.files;
+  run.stats.bytes += *bytes;
   return {};
 }
 
-Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyStats& stats) {
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run) {
   auto st = StatNoFollow(src);
   if (!st) return std::unexpected(st.error());
   mode_t type = st->stx_mode & S_IFMT;
   switch (type) {
     case S_IFDIR:
-      return CopyDirectory(src, *st, dst_dirfd, dst_name, depth, stats);
+      return CopyDirectory(src, *st, dst_dirfd, dst_name, depth, run);
     case S_IFREG:
-      return CopyRegular(src, *st, dst_dirfd, dst_name, stats);
+      return CopyRegular(src, *st, dst_dirfd, dst_name, run);
     case S_IFLNK: {
       std::vector<char> buf(st->stx_size + 2 > 4096 ? st->stx_size + 2 : 4096);
       ssize_t n = ::readlinkat(src.dirfd, src.name, buf.data(), buf.size());
@@ -197,7 +215,7 @@ Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int 
         return SysFail(errno, "copy symlink " + Q(src.shown));
       CopyOwner(dst_dirfd, dst_name, *st);
       CopyTimes(dst_dirfd, dst_name, *st);
-      ++stats.symlinks;
+      ++run.stats.symlinks;
       return {};
     }
     case S_IFIFO: {
@@ -205,12 +223,12 @@ Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int 
       CopyOwner(dst_dirfd, dst_name, *st);
       ::fchmodat(dst_dirfd, dst_name, st->stx_mode & 07777, 0);
       CopyTimes(dst_dirfd, dst_name, *st);
-      ++stats.files;
+      ++run.stats.files;
       return {};
     }
     default:
       log::Warn("skipped a device or socket while copying state", {{"path", src.shown}});
-      ++stats.skipped;
+      ++run.stats.skipped;
       return {};
   }
 }
@@ -249,7 +267,8 @@ Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, 
                        CopyStats* stats) {
   CopyStats local;
   Node src{from.fd(), name.c_str(), from.PathOf(name)};
-  auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, stats ? *stats : local);
+  CopyRun run{stats ? *stats : local};
+  auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, run);
   if (!r) return std::unexpected(Wrap(r.error(), "copy to " + Q(to.PathOf(to_name))));
   return {};
 }
