@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
       ->add_option("--seed-data", cli.config.seed_data,
                    "Copy the image's HOME/data into DIR (an exec-capable emptyDir) for a read-only root")
       ->envname("AGENT_INIT_SEED_DATA");
-  inspect->add_flag("--json", cli.json, "Print one JSON object");
+  inspect->add_flag("--json", cli.json, "Print one JSON object")->envname("AGENT_INIT_JSON");
   inspect->add_option("COMMAND", cli.command,
                       "After --: the command prepare would run (decides --layout auto)");
   CLI::App* restore = app.add_subcommand(

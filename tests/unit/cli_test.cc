@@ -96,6 +96,11 @@ TEST_F(CliHome, InspectReadsEnvironmentAndChangesNothing) {
   EXPECT_EQ(test::TreeDigest(t_.path()), before);
 }
 
+TEST_F(CliHome, InspectJsonFromTheEnvironment) {
+  RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "state", "inspect"}, {"AGENT_INIT_JSON=1"});
+  EXPECT_TRUE(r.out.starts_with("{\"home\":")) << r.out;
+}
+
 TEST_F(CliHome, InspectExits65OnProblems) {
   test::Symlink(t_ / "home/data/elastic-agent-0af676/elastic-agent", t_ / "home/elastic-agent.new");
   ::rename((t_ / "home/elastic-agent.new").c_str(), (t_ / "home/elastic-agent").c_str());
