@@ -164,15 +164,14 @@ class Supervisor {
       log::Warn("could not forward a signal", {{"signal", SignalName(to)}, {"error", std::strerror(errno)}});
     }
     log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
-    if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true);
+    if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true, Descendants(::getpid()));
   }
 
   // SIGTERM to every descendant, then SIGKILL after the grace period. When
   // a forwarded signal already reached the command (and, with
   // --signal-group, its whole group), those are spared: each process gets
   // one signal, and the command decides for itself.
-  void TermDescendants(bool spare_signalled) {
-    auto all = Descendants(::getpid());
+  void TermDescendants(bool spare_signalled, const std::vector<pid_t>& all) {
     size_t sent = 0;
     for (pid_t p : all) {
       if (spare_signalled && (p == child_ || (options_.signal_group && ::getpgid(p) == child_))) continue;
@@ -201,13 +200,16 @@ class Supervisor {
 
   // After the command exited: true once nothing is left below us.
   bool Settle() {
+    Reap();
+    if (!HaveChildren()) return true;
+    // One scan of /proc per wake-up.
+    std::vector<pid_t> left = Descendants(::getpid());
+    if (left.empty()) return true;
     if (!sweep_started_) {
       sweep_started_ = true;
       // A grace period a SIGTERM already started keeps running, not anew.
-      if (HaveChildren() && !Descendants(::getpid()).empty()) TermDescendants(/*spare_signalled=*/false);
+      TermDescendants(/*spare_signalled=*/false, left);
     }
-    Reap();
-    if (!HaveChildren() || Descendants(::getpid()).empty()) return true;
     if (killed_at_ && Clock::now() - *killed_at_ > kKillWait) {
       log::Warn("giving up waiting for processes that do not die");
       return true;
