@@ -17,8 +17,6 @@ enum class Method {
   kSymlink,  // symlink only
 };
 
-std::string_view MethodName(Method method);
-
 struct Config {
   std::string home = "/usr/share/elastic-agent";
   std::string state = "/usr/share/elastic-agent/state";

@@ -44,6 +44,8 @@ bool IsPlainName(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
 }
 
+bool IsVisibleName(std::string_view name) { return IsPlainName(name) && name.front() != '.'; }
+
 std::string NormalizePath(std::string_view path) {
   std::vector<std::string_view> parts;
   size_t start = 0;

@@ -88,6 +88,11 @@ class Dir {
 /// not empty, ".", "..", and without '/'.
 bool IsPlainName(std::string_view name);
 
+/// A plain name that is not a dot file: how agent-init names what it keeps
+/// (snapshots, changes) and what it accepts back from the volume for them;
+/// its own work-in-progress entries start with a dot.
+bool IsVisibleName(std::string_view name);
+
 /// Lexically normalises an absolute path: collapses "//", "." and "..".
 std::string NormalizePath(std::string_view path);
 

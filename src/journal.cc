@@ -1,5 +1,7 @@
 #include "journal.h"
 
+#include "dir.h"
+
 #include "atomic_file.h"
 #include "fault.h"
 
@@ -16,13 +18,9 @@ namespace {
 // The journal lives on the untrusted volume: every name in it must be a
 // plain directory entry (no "/", no "..", no dot file of agent-init's own),
 // and numbers within range, before recovery acts on it.
-bool PlainName(std::string_view s) {
-  return !s.empty() && s.front() != '.' && s.find('/') == std::string_view::npos;
-}
-
 bool ValidArgs(const Record& args) {
   for (const auto& [key, value] : args) {
-    if (key == "saved-as" && !PlainName(value)) return false;
+    if (key == "saved-as" && !IsVisibleName(value)) return false;
     if (key == "run-parent" && value != "" && value != "data") return false;
     if (key == "keep") {
       if (value.empty() || value.size() > 4) return false;
@@ -43,7 +41,8 @@ std::optional<Intent> DecodeIntent(std::string_view text) {
   if ((*r)[0] != std::pair<std::string, std::string>{"format", "agent-init-journal-1"}) return std::nullopt;
   if ((*r)[1].first != "op" || (*r)[2].first != "id" || (*r)[3].first != "phase") return std::nullopt;
   Intent out{(*r)[1].second, (*r)[2].second, (*r)[3].second, Record(r->begin() + 4, r->end())};
-  if (out.op.empty() || out.phase.empty() || !PlainName(out.id) || !ValidArgs(out.args)) return std::nullopt;
+  if (out.op.empty() || out.phase.empty() || !IsVisibleName(out.id) || !ValidArgs(out.args))
+    return std::nullopt;
   return out;
 }
 

@@ -41,7 +41,6 @@ class VolumeLock {
 
   /// The lock fd, inheritable across exec (no FD_CLOEXEC).
   int fd() const { return fd_.get(); }
-  bool held() const { return fd_.valid(); }
 
   /// Gives up ownership of the fd without closing it: for exec, where the
   /// agent keeps holding the lock.

@@ -15,7 +15,7 @@
 namespace agent_init {
 
 Result<void> Restore(const Config& config, const std::string& name) {
-  if (!IsPlainName(name) || name.starts_with('.')) {
+  if (!IsVisibleName(name)) {
     return Fail(Kind::kUsage, "restore: " + Q(name) + " is not a snapshot name",
                 "agent-init inspect lists the snapshots");
   }

@@ -218,7 +218,7 @@ Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir) {
 
 Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
                           const std::string& name, int keep) {
-  if (!IsPlainName(name) || name.starts_with('.')) {
+  if (!IsVisibleName(name)) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
   Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", parent}}};
