@@ -146,9 +146,10 @@ void EvaluatePlaces(PlacesReport& report, const MountTableSource& table) {
   // Renames from data/tmp into the install directory (7.x) or into data/ (upgrades).
   const Place* target = install != nullptr ? install : vh;
   if (tmp != nullptr && target != nullptr && tmp->mount_id != target->mount_id) {
-    report.warnings.push_back(Q(tmp->path) + " and " + Q(target->path) + " are on different mounts (ids " +
-                              std::to_string(tmp->mount_id) + " and " + std::to_string(target->mount_id) +
-                              "): the agent's renames between them will fail with EXDEV");
+    report.exdev = Problem{"exdev", tmp->path,
+                           Q(tmp->path) + " and " + Q(target->path) + " are on different mounts (ids " +
+                               std::to_string(tmp->mount_id) + " and " + std::to_string(target->mount_id) +
+                               "): the agent's renames between them will fail with EXDEV"};
   }
 }
 

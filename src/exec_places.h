@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct PlacesReport {
   std::vector<Place> places;  // state first, then the executable places that exist
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
+  // data/tmp and the install directory on different mounts: the agent's
+  // renames between them fail with EXDEV. A warning in the run layout; a
+  // problem where agent-init points the agent's own paths at them (7.x
+  // state layout).
+  std::optional<Problem> exdev;
 };
 
 /// Looks up the mounts of STATE and of every place the agent executes or

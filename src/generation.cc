@@ -175,32 +175,23 @@ Generation GenerationOf(const Dir& vh, std::string& evidence) {
 }
 
 LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command, const Dir& vh,
-                            const std::string& default_entrypoint) {
+                            const std::string& default_entrypoint, GenerationLookup generation) {
   LayoutDecision d;
-  d.generation = GenerationOf(vh, d.generation_evidence);
-  if (option == LayoutOption::kRun) {
-    d.layout = Layout::kRun;
-    d.evidence = "--layout run";
-    return d;
-  }
-  if (option == LayoutOption::kState) {
-    d.layout = Layout::kState;
-    d.evidence = "--layout state";
-    return d;
-  }
-  std::optional<Layout> l;
-  if (!command.empty()) {
-    l = LayoutFromCommand(command, ReadScript, d.evidence);
+  if (option == LayoutOption::kRun || option == LayoutOption::kState) {
+    d.layout = option == LayoutOption::kState ? Layout::kState : Layout::kRun;
+    d.evidence = option == LayoutOption::kState ? "--layout state" : "--layout run";
   } else {
-    l = LayoutFromCommand({default_entrypoint}, ReadScript, d.evidence);
+    std::vector<std::string> what = command.empty() ? std::vector<std::string>{default_entrypoint} : command;
+    auto l = LayoutFromCommand(what, ReadScript, d.evidence);
+    d.layout = l.value_or(Layout::kRun);
+    if (!l) {
+      d.evidence = command.empty()
+                       ? "no command and no entrypoint that names `elastic-agent container`; run layout"
+                       : "the command does not run `elastic-agent container`; run layout";
+    }
   }
-  if (l) {
-    d.layout = *l;
-  } else {
-    d.layout = Layout::kRun;
-    d.evidence = command.empty()
-                     ? "no command and no entrypoint that names `elastic-agent container`; run layout"
-                     : "the command does not run `elastic-agent container`; run layout";
+  if (d.layout == Layout::kState || generation == GenerationLookup::kAlways) {
+    d.generation = GenerationOf(vh, d.generation_evidence);
   }
   return d;
 }

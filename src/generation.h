@@ -49,8 +49,13 @@ std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command,
 Generation GenerationOf(const Dir& vh, std::string& evidence);
 
 /// The whole decision for `option` (auto reads the command, or without one
-/// the image's default entrypoint at `default_entrypoint`).
+/// the image's default entrypoint at `default_entrypoint`). The generation is
+/// looked up for the state layout, where it matters, or when `generation` is
+/// kAlways (inspect).
+enum class GenerationLookup { kWhenNeeded, kAlways };
+inline constexpr const char* kDefaultEntrypoint = "/usr/local/bin/docker-entrypoint";
 LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command, const Dir& vh,
-                            const std::string& default_entrypoint = "/usr/local/bin/docker-entrypoint");
+                            const std::string& default_entrypoint = kDefaultEntrypoint,
+                            GenerationLookup generation = GenerationLookup::kWhenNeeded);
 
 }  // namespace agent_init

@@ -127,16 +127,24 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
   PredictMethod(config, r);
 
   auto home = OpenHome(config.home);
+  std::optional<Dir> data;
   std::optional<Dir> vh;
   if (!home) {
     AddProblem(r, "layout", config.home, home.error());
   } else {
-    r.discovery = Discover(*home, config.versioned_home);
+    auto image_data = OpenImageData(*home);
+    if (image_data) {
+      r.discovery = Discover(*home, *image_data, config.versioned_home);
+      data = std::move(*image_data);
+    } else {
+      r.discovery.data_path = r.data;
+      r.discovery.error = image_data.error();
+    }
     for (const auto& w : r.discovery.warnings) r.warnings.push_back(w);
     if (r.discovery.error) {
       AddProblem(r, "layout", r.data, *r.discovery.error);
     } else {
-      auto opened = OpenVersionedHome(*home, *r.discovery.versioned_home);
+      auto opened = data->OpenSub(*r.discovery.versioned_home);
       if (opened) {
         r.versioned_home = opened->path();
         vh = std::move(*opened);
@@ -165,7 +173,9 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
     }
   }
 
-  if (vh) r.layout = DecideLayout(config.layout, command, *vh);
+  if (vh) {
+    r.layout = DecideLayout(config.layout, command, *vh, kDefaultEntrypoint, GenerationLookup::kAlways);
+  }
   if (vh && r.layout.layout == Layout::kState) {
     InspectStateLayout(config, state ? &*state : nullptr, r);
   } else if (vh) {
@@ -190,13 +200,22 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
     if (!table) {
       AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
     } else {
-      auto data = home->OpenSub("data");
       auto source = [&]() -> const MountTable* { return &*table; };
-      PlacesReport places = data ? CheckPlaces(*data, *vh, *state, source) : PlacesReport{};
+      PlacesReport places = CheckPlaces(*data, *vh, *state, source);  // vh was opened from data
       for (auto& p : places.places) AttachMount(p, *table);
       r.places = std::move(places.places);
       for (auto& p : places.problems) r.problems.push_back(std::move(p));
       for (auto& w : places.warnings) r.warnings.push_back(std::move(w));
+      if (places.exdev) {
+        // As prepare decides: a problem where the state layout links a 7.x
+        // agent's install and temp directories, a warning elsewhere.
+        bool links = r.layout.layout == Layout::kState && r.layout.generation == Generation::kV1;
+        if (links) {
+          r.problems.push_back(*places.exdev);
+        } else {
+          r.warnings.push_back(places.exdev->message);
+        }
+      }
     }
   }
   return r;

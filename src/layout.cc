@@ -70,9 +70,13 @@ void HomeSymlinkEvidence(const Dir& home, Discovery& out) {
   if (!target) return;
   std::string resolved =
       target->starts_with('/') ? NormalizePath(*target) : NormalizePath(home.path() + "/" + *target);
+  // The home as given, and (only when that does not match) as the kernel
+  // resolves it.
   std::vector<std::string> prefixes{NormalizePath(home.path())};
-  char real[PATH_MAX];
-  if (::realpath(home.path().c_str(), real) != nullptr) prefixes.emplace_back(real);
+  if (!resolved.starts_with(prefixes.front() == "/" ? "/data/" : prefixes.front() + "/data/")) {
+    char real[PATH_MAX];
+    if (::realpath(home.path().c_str(), real) != nullptr) prefixes.emplace_back(real);
+  }
   for (const auto& prefix : prefixes) {
     std::string data = (prefix == "/" ? "" : prefix) + "/data/";
     if (!resolved.starts_with(data)) continue;
@@ -190,28 +194,34 @@ Result<Dir> OpenHome(const std::string& path) {
   return home;
 }
 
-Result<Dir> OpenVersionedHome(const Dir& home, const std::string& name) {
-  int data_fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (data_fd < 0) return SysFail(errno, "open " + Q(home.PathOf("data")), Kind::kLayout);
-  Dir data(UniqueFd(data_fd), home.PathOf("data"));
-  return data.OpenSub(name);
+Result<Dir> OpenImageData(const Dir& home) {
+  // HOME/data is part of the image (or a copy of it): a symlink there is the
+  // operator's choice and is followed.
+  int fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf("data")),
+                                     "is " + Q(home.path()) +
+                                         " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
+                                         "that holds data/elastic-agent-<hash>"));
+  }
+  return Dir(UniqueFd(fd), home.PathOf("data"));
 }
 
 Discovery Discover(const Dir& home, const std::string& forced, Listing listing) {
-  Discovery out;
-  out.data_path = home.PathOf("data");
-  // HOME/data is part of the image (or a copy of it): a symlink there is the
-  // operator's choice and is followed.
-  int data_fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (data_fd < 0) {
-    int err = errno;
-    out.error = MakeError(Kind::kLayout, err, "open " + Q(out.data_path),
-                          "is " + Q(home.path()) +
-                              " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
-                              "that holds data/elastic-agent-<hash>");
+  auto data = OpenImageData(home);
+  if (!data) {
+    Discovery out;
+    out.data_path = home.PathOf("data");
+    out.error = data.error();
     return out;
   }
-  Dir data(UniqueFd(data_fd), out.data_path);
+  return Discover(home, *data, forced, listing);
+}
+
+Discovery Discover(const Dir& home, const Dir& data, const std::string& forced, Listing listing) {
+  Discovery out;
+  out.data_path = data.path();
 
   // The strong evidence needs no listing of HOME/data.
   if (!forced.empty()) {

@@ -58,13 +58,18 @@ struct Discovery {
 /// directory that exists (the restart path): `candidates` then holds only it.
 enum class Listing { kAll, kWhenNeeded };
 
-/// Looks at `home` and decides the versioned home. `forced` is the
-/// --versioned-home value, empty for discovery.
+/// Looks at `home` and its `data` directory (OpenImageData) and decides the
+/// versioned home. `forced` is the --versioned-home value, empty for
+/// discovery.
+Discovery Discover(const Dir& home, const Dir& data, const std::string& forced,
+                   Listing listing = Listing::kAll);
+
+/// The same, opening HOME/data itself (its failure is the discovery's error).
 Discovery Discover(const Dir& home, const std::string& forced, Listing listing = Listing::kAll);
 
-/// Opens HOME/data/<name> (HOME/data itself may be a symlink or a mount; the
-/// versioned home must be a real directory).
-Result<Dir> OpenVersionedHome(const Dir& home, const std::string& name);
+/// Opens HOME/data: the image's, a symlink to elsewhere or a mounted copy
+/// are all followed (the versioned homes inside must be real directories).
+Result<Dir> OpenImageData(const Dir& home);
 
 /// Opens the operator's --home, with a message that says what to set.
 Result<Dir> OpenHome(const std::string& path);

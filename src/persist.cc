@@ -119,12 +119,10 @@ Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::str
     return status;
   }
   if (state_run != nullptr && state_run->valid()) {
-    // A bind mount shows the volume's inode at VH/run.
-    auto run = vh.OpenSub(kRun);
-    if (!run) return std::unexpected(run.error());
-    auto here = run->StatSelf();
+    // A bind mount shows the volume's inode at VH/run (the stat above
+    // crossed into the mount).
     auto there = state_run->StatSelf();
-    if (here && there && SameInode(*here, *there)) {
+    if (there && SameInode(**st, *there)) {
       status.kind = RunStatus::Kind::kBound;
       return status;
     }

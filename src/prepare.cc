@@ -34,13 +34,14 @@ Result<void> CheckExecutablePlaces(const Dir& data, const Dir& vh, const Dir& st
     return *table ? &**table : nullptr;
   };
   PlacesReport report = CheckPlaces(data, vh, state, source);
-  for (const auto& w : report.warnings) {
+  for (const auto& w : report.warnings) log::Warn(w);
+  if (report.exdev) {
     // The state layout points the agent's own install and temp paths at
-    // these: a rename between them must not cross mounts.
-    if (exdev_is_error && w.find("EXDEV") != std::string::npos) {
-      report.problems.push_back({"exdev", data.PathOf("tmp"), w});
+    // these: there a rename between them must not cross mounts.
+    if (exdev_is_error) {
+      report.problems.push_back(*report.exdev);
     } else {
-      log::Warn(w);
+      log::Warn(report.exdev->message);
     }
   }
   if (report.problems.empty()) return {};
@@ -110,11 +111,10 @@ struct Common {
   bool seeded = false;
 };
 
-Result<Dir> OpenData(const Config& config, const Dir& home, const std::string& vh_name, bool& seeded) {
-  int fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return SysFail(errno, "open " + Q(home.PathOf("data")), Kind::kLayout);
-  Dir image_data(UniqueFd(fd), home.PathOf("data"));
-  if (config.seed_data.empty()) return image_data;
+// The data directory the agent will see: the image's, or the --seed-data
+// copy made from it.
+Result<Dir> SeededData(const Config& config, const Dir& image_data, const std::string& vh_name,
+                       bool& seeded) {
   auto seed = Dir::OpenTrusted(config.seed_data, Kind::kCannotPlace);
   if (!seed) {
     Error e = seed.error();
@@ -138,13 +138,19 @@ Result<Common> OpenCommon(const Config& config, const std::vector<std::string>& 
   auto home = OpenHome(config.home);
   if (!home) return std::unexpected(home.error());
   c.home = std::move(*home);
-  Discovery found = Discover(c.home, config.versioned_home, Listing::kWhenNeeded);
+  auto image_data = OpenImageData(c.home);
+  if (!image_data) return std::unexpected(Wrap(image_data.error(), "find versioned home"));
+  Discovery found = Discover(c.home, *image_data, config.versioned_home, Listing::kWhenNeeded);
   for (const auto& w : found.warnings) log::Warn(w);
   if (found.error) return std::unexpected(Wrap(*found.error, "find versioned home"));
   c.vh_name = *found.versioned_home;
-  auto data = OpenData(config, c.home, c.vh_name, c.seeded);
-  if (!data) return std::unexpected(data.error());
-  c.data = std::move(*data);
+  if (config.seed_data.empty()) {
+    c.data = std::move(*image_data);
+  } else {
+    auto seeded = SeededData(config, *image_data, c.vh_name, c.seeded);
+    if (!seeded) return std::unexpected(seeded.error());
+    c.data = std::move(*seeded);
+  }
   auto vh = c.data.OpenSub(c.vh_name);
   if (!vh) return std::unexpected(Wrap(vh.error(), "open versioned home"));
   c.vh = std::move(*vh);

@@ -1,5 +1,7 @@
 // The command line is a contract (README, issue #3): these tests run the
 // real binary.
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "binary.h"
@@ -99,6 +101,18 @@ TEST_F(CliHome, InspectReadsEnvironmentAndChangesNothing) {
 TEST_F(CliHome, InspectJsonFromTheEnvironment) {
   RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "state", "inspect"}, {"AGENT_INIT_JSON=1"});
   EXPECT_TRUE(r.out.starts_with("{\"home\":")) << r.out;
+}
+
+// HOME/data may be a symlink to a copy elsewhere (the operator's choice):
+// inspect follows it for the mount report too, as prepare does.
+TEST_F(CliHome, InspectFollowsASymlinkedDataDirectory) {
+  ASSERT_EQ(::rename((t_ / "home/data").c_str(), (t_ / "data-copy").c_str()), 0);
+  test::Symlink(t_ / "data-copy", t_ / "home/data");
+  RunResult r = AgentInit({"--home", t_ / "home", "--state", t_ / "state", "inspect", "--json"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "\"versioned_home\":\"" + t_ / "home/data/elastic-agent-9b2fec\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"role\":\"versioned_home\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"role\":\"install\"")) << r.out;
 }
 
 TEST_F(CliHome, InspectExits65OnProblems) {

@@ -98,8 +98,8 @@ TEST(ExecPlaces, TmpAndInstallOnDifferentMountsPredictsExdev) {
               MakePlace("tmp", "/h/data/tmp", 9, 50, "/h/data/tmp", "/", false)};
   EvaluatePlaces(r);
   EXPECT_TRUE(r.problems.empty());
-  ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("EXDEV"), std::string::npos);
+  ASSERT_TRUE(r.exdev);
+  EXPECT_NE(r.exdev->message.find("EXDEV"), std::string::npos);
 }
 
 TEST(ExecPlaces, StateOnRootFilesystemIsAWarning) {
