@@ -2,10 +2,18 @@
 // from the command line and the environment, and passes down. No globals.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
 namespace agent_init {
+
+/// agent-init's options that take their value as the next word, as the
+/// command line defines them: for reading a command that runs agent-init
+/// itself (generation.cc). A test keeps this list and --help in step.
+inline constexpr std::array<std::string_view, 12> kValueOptions = {
+    "--home",           "--state", "--versioned-home", "--method",     "--layout",     "--lock-timeout",
+    "--keep-snapshots", "--user",  "--grace",          "--signal-map", "--log-format", "--log-level"};
 
 /// Which layout the agent runs with (see generation.h).
 enum class LayoutOption { kAuto, kRun, kState };

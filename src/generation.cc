@@ -26,9 +26,7 @@ bool TakesValue(const std::string& wrapper, const std::string& opt) {
   if (wrapper == "tini" || wrapper == "tini-static") return opt == "-p" || opt == "-e";
   if (wrapper == "dumb-init") return opt == "-r" || opt == "--rewrite";
   if (wrapper == "agent-init") {
-    for (const char* o :
-         {"--home", "--state", "--versioned-home", "--method", "--layout", "--lock-timeout",
-          "--keep-snapshots", "--user", "--grace", "--signal-map", "--log-format", "--log-level"}) {
+    for (std::string_view o : kValueOptions) {
       if (opt == o) return true;
     }
   }

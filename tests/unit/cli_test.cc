@@ -1,10 +1,14 @@
 // The command line is a contract (README, issue #3): these tests run the
 // real binary.
 #include <cstdio>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "binary.h"
+#include "config.h"
 #include "home_fixture.h"
 #include "temp_dir.h"
 
@@ -41,6 +45,25 @@ TEST(Cli, HelpListsModesOptionsEnvironmentAndExitCodes) {
                         "127"}) {
     EXPECT_TRUE(Contains(r.out, s)) << "help lacks " << s << "\n" << r.out;
   }
+}
+
+// generation.cc reads commands that run agent-init itself with this list:
+// every option that --help shows with a value must be in it, and no other.
+TEST(Cli, ValueOptionsListMatchesHelp) {
+  RunResult r = AgentInit({"--help"});
+  std::set<std::string> from_help;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("  --")) continue;
+    std::istringstream words(line);
+    std::string name, next;
+    words >> name >> next;
+    // A value shows as its type (TEXT, INT) or its choices (a|b|c).
+    if (std::regex_search(next, std::regex("^(TEXT|INT|[a-z]+([|][a-z]+)+)"))) from_help.insert(name);
+  }
+  std::set<std::string> listed(kValueOptions.begin(), kValueOptions.end());
+  EXPECT_FALSE(from_help.empty()) << r.out;
+  EXPECT_EQ(from_help, listed);
 }
 
 TEST(Cli, Version) {
