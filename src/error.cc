@@ -4,7 +4,7 @@
 
 namespace agent_init {
 
-int ExitCodeFor(Kind kind) {
+int ExitCodeFor(Kind kind) noexcept {
   switch (kind) {
     case Kind::kUsage:
       return 64;
@@ -42,7 +42,7 @@ Error Wrap(Error e, std::string_view context) {
   return e;
 }
 
-Kind KindForErrno(int err, Kind fallback) {
+Kind KindForErrno(int err, Kind fallback) noexcept {
   if (err == EACCES || err == EPERM) return Kind::kDenied;
   return fallback;
 }

@@ -24,7 +24,7 @@ enum class Kind {
 };
 
 /// Exit codes, as documented in README and --help.
-int ExitCodeFor(Kind kind);
+int ExitCodeFor(Kind kind) noexcept;
 
 /// A failure: its class, the errno that caused it (0 when none), a message that
 /// names the path ("open `/state/run`: permission denied") and an optional hint
@@ -47,7 +47,7 @@ Error Wrap(Error e, std::string_view context);
 
 /// The natural class for a failed system call: EACCES/EPERM -> kDenied,
 /// everything else -> `fallback`.
-Kind KindForErrno(int err, Kind fallback = Kind::kCannotPlace);
+Kind KindForErrno(int err, Kind fallback = Kind::kCannotPlace) noexcept;
 
 /// Shorthand for `std::unexpected(MakeError(...))` after a failed system call;
 /// the caller passes errno captured on the very next line.

@@ -10,8 +10,63 @@ namespace {
 
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+Kind ExecFailureKind(int err) noexcept {
+  return err == ENOENT || err == ENOTDIR ? Kind::kNotFound : Kind::kNotExecutable;
+}
+
+}  // namespace
+
+CommandSearch SearchFor(const std::string& name) {
+  CommandSearch search;
+  search.name = name;
+  if (name.empty()) return search;
+  if (name.find('/') != std::string::npos) {
+    search.direct = true;
+    search.candidates.push_back(name);
+    return search;
+  }
+  const char* env = std::getenv("PATH");
+  search.path = env != nullptr ? env : kDefaultPath;
+  std::string_view path = search.path;
+  while (true) {
+    size_t colon = path.find(':');
+    std::string_view dir = path.substr(0, colon);
+    search.candidates.push_back(dir.empty() ? name : std::string(dir) + "/" + name);
+    if (colon == std::string_view::npos) break;
+    path.remove_prefix(colon + 1);
+  }
+  return search;
+}
+
+Found FindProgram(const CommandSearch& search) noexcept {
+  Found found;
+  // A path is execve's to judge: its errno says more than a stat here.
+  if (search.direct) {
+    found.index = 0;
+    return found;
+  }
+  for (size_t i = 0; i < search.candidates.size(); ++i) {
+    const char* candidate = search.candidates[i].c_str();
+    struct stat st;
+    if (::stat(candidate, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::access(candidate, X_OK) == 0) {
+      found.index = static_cast<int>(i);
+      return found;
+    }
+    if (found.denied < 0) found.denied = static_cast<int>(i);
+  }
+  return found;
+}
+
+Error SearchFailure(const CommandSearch& search, Found found) {
+  if (search.name.empty()) return MakeError(Kind::kNotFound, 0, "execute ``: empty command name");
+  if (found.denied >= 0) return ExecFailure(search.candidates[static_cast<size_t>(found.denied)], EACCES);
+  return MakeError(Kind::kNotFound, 0, "execute " + Q(search.name) + ": not found in PATH " + Q(search.path),
+                   "check the command name, or give its full path");
+}
+
 Error ExecFailure(const std::string& program, int err) {
-  if (err == ENOENT || err == ENOTDIR) {
+  if (ExecFailureKind(err) == Kind::kNotFound) {
     return MakeError(Kind::kNotFound, err, "execute " + Q(program), "check the command and its path");
   }
   std::string hint;
@@ -20,31 +75,13 @@ Error ExecFailure(const std::string& program, int err) {
   return MakeError(Kind::kNotExecutable, err, "execute " + Q(program), hint);
 }
 
-}  // namespace
+int ExecFailureExitCode(int err) noexcept { return ExitCodeFor(ExecFailureKind(err)); }
 
 Result<std::string> ResolveCommand(const std::string& name) {
-  if (name.empty()) return Fail(Kind::kNotFound, "execute ``: empty command name");
-  if (name.find('/') != std::string::npos) return name;
-  const char* env = std::getenv("PATH");
-  std::string_view path = env != nullptr ? env : kDefaultPath;
-  std::string denied;
-  while (true) {
-    size_t colon = path.find(':');
-    std::string_view dir = path.substr(0, colon);
-    std::string candidate = dir.empty() ? name : std::string(dir) + "/" + name;
-    struct stat st;
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-      if (denied.empty()) denied = candidate;
-    }
-    if (colon == std::string_view::npos) break;
-    path.remove_prefix(colon + 1);
-  }
-  if (!denied.empty()) return std::unexpected(ExecFailure(denied, EACCES));
-  return std::unexpected(
-      MakeError(Kind::kNotFound, 0,
-                "execute " + Q(name) + ": not found in PATH " + Q(env != nullptr ? env : kDefaultPath),
-                "check the command name, or give its full path"));
+  CommandSearch search = SearchFor(name);
+  Found found = FindProgram(search);
+  if (found.index < 0) return std::unexpected(SearchFailure(search, found));
+  return search.candidates[static_cast<size_t>(found.index)];
 }
 
 Error ExecCommand(const std::vector<std::string>& argv, char* const* envp) {

@@ -10,9 +10,42 @@
 
 namespace agent_init {
 
-/// The program execve would run for `name`: `name` itself when it contains a
-/// '/', else the first match in PATH (default PATH when unset). Errors are
-/// kNotFound / kNotExecutable.
+/// Where a command may be, worked out before anything is run: the name
+/// itself when it contains a '/', else each PATH entry (the default PATH
+/// when unset) joined with it.
+struct CommandSearch {
+  std::string name;
+  std::string path;  // PATH as searched; unused when `direct`
+  bool direct = false;
+  std::vector<std::string> candidates;
+};
+CommandSearch SearchFor(const std::string& name);
+
+/// The outcome of a search: the candidate to execute, or -1; and the first
+/// regular file found without execute permission, or -1.
+struct Found {
+  int index = -1;
+  int denied = -1;
+};
+
+/// Looks through the candidates with stat(2) and access(2) only: no
+/// allocation, so that a child sharing agent-init's memory (spawn.h) can run
+/// it after switching users. Directories are skipped, like execvp does.
+Found FindProgram(const CommandSearch& search) noexcept;
+
+/// The error for a search that found nothing: kNotExecutable naming the
+/// first file that is not executable, else kNotFound naming PATH.
+Error SearchFailure(const CommandSearch& search, Found found);
+
+/// The error for a failed execve(2) of `program`.
+Error ExecFailure(const std::string& program, int err);
+
+/// The exit code for a failed execve(2): 127 when the file is not there,
+/// 126 otherwise. Allocation-free, like FindProgram.
+int ExecFailureExitCode(int err) noexcept;
+
+/// The program execve would run for `name`. Errors are kNotFound /
+/// kNotExecutable.
 Result<std::string> ResolveCommand(const std::string& name);
 
 /// Replaces this process with `argv` and `envp`. Returns only on failure.

@@ -2,6 +2,9 @@
 // setuid, then verify that nothing of root is left.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "error.h"
 #include "users.h"
 
@@ -11,10 +14,32 @@ namespace agent_init {
 /// kernel's AT_SECURE): it is an entrypoint, not a privilege broker.
 Result<void> RefuseSetuidStart();
 
-/// Switches this process to `creds` (a no-op when it already runs as them)
-/// and sets HOME from the passwd entry when HOME is unset. Verifies the real,
-/// effective and saved ids and, for a non-root target, that no capability is
-/// left in any set. Not root and asked for another user: kDenied.
+/// Whether this process may switch to `creds`, decided before anything
+/// changes: fine when it already runs as them or is root; kDenied otherwise.
+Result<void> CheckCanSwitch(const Credentials& creds);
+
+/// Where a switch stopped, for the message.
+enum class SwitchStep { kDone, kSetgroups, kSetgid, kSetuid, kIdsLeft, kCapabilitiesLeft };
+struct SwitchOutcome {
+  SwitchStep failed = SwitchStep::kDone;
+  int err = 0;  // errno of the failed system call
+};
+
+/// Switches this process to `creds` (nothing to do when it already runs as
+/// them) and verifies the real, effective and saved ids and, for a non-root
+/// target, that no capability is left in any set. System calls only, no
+/// allocation: a child that shares agent-init's memory (spawn.h) runs it.
+SwitchOutcome SwitchIds(const Credentials& creds) noexcept;
+
+/// The error class of a failed switch (allocation-free, for that child's
+/// exit code) and the error itself.
+Kind SwitchFailureKind(SwitchOutcome outcome) noexcept;
+Error SwitchFailure(const Credentials& creds, SwitchOutcome outcome);
+
+/// HOME for the agent: the passwd entry's home when HOME is unset.
+std::optional<std::string> HomeToSet(const Credentials& creds);
+
+/// CheckCanSwitch, SwitchIds, and HOME from HomeToSet: the exec mode's drop.
 Result<void> DropPrivileges(const Credentials& creds);
 
 }  // namespace agent_init

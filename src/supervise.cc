@@ -13,13 +13,10 @@
 #include <cstring>
 #include <set>
 
-#include "exec.h"
 #include "log.h"
-#include "privileges.h"
 #include "proc.h"
 #include "signals.h"
-
-extern char** environ;
+#include "spawn.h"
 
 namespace agent_init {
 namespace {
@@ -69,28 +66,6 @@ void CloseInheritedFds(std::vector<int> keep) {
     next = static_cast<unsigned>(fd) + 1;
   }
   ::close_range(next, ~0U, 0);
-}
-
-[[noreturn]] void ChildExec(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
-                            const Inherited& in, bool take_tty) {
-  // Its own process group, so that --signal-group and the terminal's job
-  // control address the command and what it starts, not agent-init.
-  ::setpgid(0, 0);
-  if (take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());  // allowed: SIGTTOU is blocked here
-  if (in.chld_ignored) ::signal(SIGCHLD, SIG_IGN);
-  if (user) {
-    if (auto dropped = DropPrivileges(*user); !dropped) {
-      log::Error(dropped.error().msg);
-      ::_exit(126);
-    }
-  }
-  // The caller's mask comes back last: a signal forwarded between fork and
-  // here stays pending and is delivered now, never lost.
-  ::sigprocmask(SIG_SETMASK, &in.mask, nullptr);
-  // environ, read now: the privilege drop may have set HOME.
-  Error e = ExecCommand(argv, environ);
-  log::Error(e.msg, {{"hint", e.hint}});
-  ::_exit(ExitCodeFor(e.kind));
 }
 
 class Supervisor {
@@ -254,12 +229,15 @@ int Supervise(const std::vector<std::string>& argv, const std::optional<Credenti
   // Hand the terminal to the command only when we are in its foreground.
   bool take_tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   log::Flush();
-  pid_t child = ::fork();
-  if (child < 0) {
-    log::Error("fork failed", {{"error", std::strerror(errno)}});
-    return 126;
+  auto spawned = Spawn({.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored,
+                        .take_tty = take_tty});
+  if (!spawned) {
+    log::Error(spawned.error().msg, {{"hint", spawned.error().hint}});
+    return ExitCodeFor(spawned.error().kind);
   }
-  if (child == 0) ChildExec(argv, user, in, take_tty);
+  // The child has exited with this error's code; the loop below reaps it.
+  if (spawned->failure) log::Error(spawned->failure->msg, {{"hint", spawned->failure->hint}});
+  const pid_t child = spawned->pid;
 
   // Also from the parent: whichever of the two runs first, the child is in
   // its own group before anything signals the group.

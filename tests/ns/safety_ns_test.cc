@@ -77,7 +77,9 @@ struct UserCase {
   const char* expect;  // substring of the probe's first line
 };
 
-// ../shared/notes/pid1.md, "Dropping privileges": the whole table.
+// ../shared/notes/pid1.md, "Dropping privileges": the whole table, in exec
+// mode and under --supervise (where the child switches users on its own,
+// sharing agent-init's memory until it execs: src/spawn.h).
 TEST_F(SafetyNs, UserTable) {
   const UserCase cases[] = {
       // USER:GROUP with a known uid: that group only, HOME from the entry
@@ -93,19 +95,21 @@ TEST_F(SafetyNs, UserTable) {
   };
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = UseFixtureEtc(); !e.empty()) return e;
-    for (const auto& c : cases) {
-      auto args = Args({"--user", c.spec});
-      for (auto& p : Probe()) args.push_back(p);
-      RunResult r = AgentInit(args, {"HOME"});  // HOME unset: set from the passwd entry
-      std::string line = r.out.substr(0, r.out.find('\n'));
-      NS_CHECK(r.status == 0, std::string(c.spec) + ": exit " + std::to_string(r.status) + " " + r.err);
-      NS_CHECK(line == c.expect, std::string(c.spec) + ": got " + line + ", want " + c.expect);
-      for (const char* cap : {"CapInh: 0000000000000000", "CapPrm: 0000000000000000",
-                              "CapEff: 0000000000000000", "CapAmb: 0000000000000000"}) {
-        NS_CHECK(Contains(r.out, cap), std::string(c.spec) + ": capability left: " + r.out);
+    for (const char* mode : {"--method=auto", "--supervise"}) {
+      for (const auto& c : cases) {
+        const std::string what = std::string(mode) + " --user " + c.spec;
+        auto args = Args({mode, "--user", c.spec});
+        for (auto& p : Probe()) args.push_back(p);
+        RunResult r = AgentInit(args, {"HOME"});  // HOME unset: set from the passwd entry
+        std::string line = r.out.substr(0, r.out.find('\n'));
+        NS_CHECK(r.status == 0, what + ": exit " + std::to_string(r.status) + " " + r.err);
+        NS_CHECK(line == c.expect, what + ": got " + line + ", want " + c.expect);
+        for (const char* cap : {"CapInh: 0000000000000000", "CapPrm: 0000000000000000",
+                                "CapEff: 0000000000000000", "CapAmb: 0000000000000000"}) {
+          NS_CHECK(Contains(r.out, cap), what + ": capability left: " + r.out);
+        }
+        NS_CHECK(Contains(r.out, "wrote-run"), what + ": cannot write its run directory: " + r.err);
       }
-      NS_CHECK(Contains(r.out, "wrote-run"),
-               std::string(c.spec) + ": cannot write its run directory: " + r.err);
     }
     return "";
   });
@@ -118,6 +122,29 @@ TEST_F(SafetyNs, HomeFromPasswdOnlyWhenUnset) {
     auto args = Args({"--user", "elastic-agent", "--", "/bin/sh", "-c", "echo home=$HOME"});
     RunResult r = AgentInit(args, {"HOME=/kept"});
     NS_CHECK(r.status == 0 && Contains(r.out, "home=/kept"), r.out + r.err);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+// The command is looked up as the user, after the switch: a program only
+// root may execute is 126 for the agent's user, named in the message, and a
+// PATH entry the user cannot execute is skipped for one it can.
+TEST_F(SafetyNs, CommandIsFoundAsTheUser) {
+  test::WriteFile(t_ / "bin/root-only", "#!/bin/sh\necho RAN\n", 0700);
+  test::WriteFile(t_ / "a/tool", "#!/bin/sh\necho root-tool\n", 0700);
+  test::WriteFile(t_ / "b/tool", "#!/bin/sh\necho user-tool\n", 0755);
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = UseFixtureEtc(); !e.empty()) return e;
+    for (const char* mode : {"--method=auto", "--supervise"}) {
+      RunResult r = AgentInit(Args({mode, "--user", "1000:1000", "--", t_ / "bin/root-only"}));
+      NS_CHECK(r.status == 126, std::string(mode) + ": exit " + std::to_string(r.status) + " " + r.err);
+      NS_CHECK(!Contains(r.out, "RAN") && Contains(r.err, t_ / "bin/root-only"), std::string(mode) + ": " + r.err);
+      r = AgentInit(Args({mode, "--user", "1000:1000", "--", "tool"}), {"PATH=" + t_ / "a" + ":" + t_ / "b"});
+      NS_CHECK(r.status == 0 && Contains(r.out, "user-tool"), std::string(mode) + ": " + r.out + r.err);
+      r = AgentInit(Args({mode, "--", "tool"}), {"PATH=" + t_ / "a" + ":" + t_ / "b"});
+      NS_CHECK(r.status == 0 && Contains(r.out, "root-tool"), std::string(mode) + " as root: " + r.out + r.err);
+    }
     return "";
   });
   EXPECT_EQ(failure, "");
