@@ -68,7 +68,9 @@ SwitchOutcome SwitchIds(const Credentials& c) noexcept {
   // (setxid), which a child sharing our memory must not do.
   if (!RunsAs(c)) {
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    if (::syscall(SYS_setgroups, c.groups.size(), c.groups.data()) < 0) return {SwitchStep::kSetgroups, errno};
+    if (::syscall(SYS_setgroups, c.groups.size(), c.groups.data()) < 0) {
+      return {SwitchStep::kSetgroups, errno};
+    }
     if (::syscall(SYS_setgid, c.gid) < 0) return {SwitchStep::kSetgid, errno};
     if (::syscall(SYS_setuid, c.uid) < 0) return {SwitchStep::kSetuid, errno};
     ClearInheritable();
@@ -92,11 +94,12 @@ Error SwitchFailure(const Credentials& c, SwitchOutcome outcome) {
     case SwitchStep::kSetuid:
       return MakeError(kind, outcome.err, "setuid " + std::to_string(c.uid));
     case SwitchStep::kIdsLeft:
-      return MakeError(kind, 0, "--user " + Ids(c) + ": the switch did not take effect; refusing to run the agent");
-    case SwitchStep::kCapabilitiesLeft:
       return MakeError(kind, 0,
-                       "--user " + Ids(c) + ": capabilities are left after the switch; refusing to run the agent",
-                       "is agent-init running with SECBIT_KEEP_CAPS or a securebits lock?");
+                       "--user " + Ids(c) + ": the switch did not take effect; refusing to run the agent");
+    case SwitchStep::kCapabilitiesLeft:
+      return MakeError(
+          kind, 0, "--user " + Ids(c) + ": capabilities are left after the switch; refusing to run the agent",
+          "is agent-init running with SECBIT_KEEP_CAPS or a securebits lock?");
     case SwitchStep::kDone:
       break;
   }

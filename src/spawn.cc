@@ -83,12 +83,23 @@ Result<Spawned> Spawn(const SpawnRequest& request) {
   if (home) plan.envp.push_back(home->data());
   plan.envp.push_back(nullptr);
 
-  void* stack = ::mmap(nullptr, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return SysFail(errno, "allocate a stack to start " + Q(request.argv.front()));
+  // The stack, above a guard page: an overflow faults instead of writing
+  // into our memory.
+  const size_t guard = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t size = guard + kChildStack;
+  void* stack = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    return SysFail(errno, "allocate a stack to start " + Q(request.argv.front()), Kind::kNotExecutable);
+  }
+  if (::mprotect(static_cast<char*>(stack) + guard, kChildStack, PROT_READ | PROT_WRITE) < 0) {
+    int err = errno;
+    ::munmap(stack, size);
+    return SysFail(err, "allocate a stack to start " + Q(request.argv.front()), Kind::kNotExecutable);
+  }
   // Returns once the child has called execve successfully or exited.
-  pid_t pid = ::clone(Child, static_cast<char*>(stack) + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  pid_t pid = ::clone(Child, static_cast<char*>(stack) + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   int clone_errno = errno;
-  ::munmap(stack, kChildStack);
+  ::munmap(stack, size);
   if (pid < 0) {
     return std::unexpected(MakeError(Kind::kNotExecutable, clone_errno, "start " + Q(request.argv.front()),
                                      "the system may be out of processes or memory (ulimit -u, pids.max)"));
@@ -106,7 +117,8 @@ Result<Spawned> Spawn(const SpawnRequest& request) {
       spawned.failure = SearchFailure(plan.search, plan.found);
       break;
     case Plan::Failed::kExec:
-      spawned.failure = ExecFailure(plan.search.candidates[static_cast<size_t>(plan.found.index)], plan.exec_errno);
+      spawned.failure =
+          ExecFailure(plan.search.candidates[static_cast<size_t>(plan.found.index)], plan.exec_errno);
       break;
   }
   return spawned;

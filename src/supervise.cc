@@ -229,8 +229,8 @@ int Supervise(const std::vector<std::string>& argv, const std::optional<Credenti
   // Hand the terminal to the command only when we are in its foreground.
   bool take_tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   log::Flush();
-  auto spawned = Spawn({.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored,
-                        .take_tty = take_tty});
+  auto spawned = Spawn(
+      {.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored, .take_tty = take_tty});
   if (!spawned) {
     log::Error(spawned.error().msg, {{"hint", spawned.error().hint}});
     return ExitCodeFor(spawned.error().kind);

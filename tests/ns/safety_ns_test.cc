@@ -139,11 +139,13 @@ TEST_F(SafetyNs, CommandIsFoundAsTheUser) {
     for (const char* mode : {"--method=auto", "--supervise"}) {
       RunResult r = AgentInit(Args({mode, "--user", "1000:1000", "--", t_ / "bin/root-only"}));
       NS_CHECK(r.status == 126, std::string(mode) + ": exit " + std::to_string(r.status) + " " + r.err);
-      NS_CHECK(!Contains(r.out, "RAN") && Contains(r.err, t_ / "bin/root-only"), std::string(mode) + ": " + r.err);
+      NS_CHECK(!Contains(r.out, "RAN") && Contains(r.err, t_ / "bin/root-only"),
+               std::string(mode) + ": " + r.err);
       r = AgentInit(Args({mode, "--user", "1000:1000", "--", "tool"}), {"PATH=" + t_ / "a" + ":" + t_ / "b"});
       NS_CHECK(r.status == 0 && Contains(r.out, "user-tool"), std::string(mode) + ": " + r.out + r.err);
       r = AgentInit(Args({mode, "--", "tool"}), {"PATH=" + t_ / "a" + ":" + t_ / "b"});
-      NS_CHECK(r.status == 0 && Contains(r.out, "root-tool"), std::string(mode) + " as root: " + r.out + r.err);
+      NS_CHECK(r.status == 0 && Contains(r.out, "root-tool"),
+               std::string(mode) + " as root: " + r.out + r.err);
     }
     return "";
   });
