@@ -4,8 +4,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include "exec.h"
 #include "privileges.h"
 

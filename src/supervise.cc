@@ -237,11 +237,8 @@ int Supervise(const std::vector<std::string>& argv, const std::optional<Credenti
   }
   // The child has exited with this error's code; the loop below reaps it.
   if (spawned->failure) log::Error(spawned->failure->msg, {{"hint", spawned->failure->hint}});
+  // Spawn returns after the child's exec: its process group is set.
   const pid_t child = spawned->pid;
-
-  // Also from the parent: whichever of the two runs first, the child is in
-  // its own group before anything signals the group.
-  ::setpgid(child, child);
   if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});
   std::vector<int> keep = options.keep_fds;
   keep.push_back(sfd);
