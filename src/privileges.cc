@@ -11,6 +11,14 @@
 namespace agent_init {
 namespace {
 
+// The system calls with 32-bit ids: on i386 and arm the plain ones take
+// 16-bit ids (glibc's wrappers pick the *32 ones there too).
+#ifdef SYS_setuid32
+constexpr long kSetgroups = SYS_setgroups32, kSetgid = SYS_setgid32, kSetuid = SYS_setuid32;
+#else
+constexpr long kSetgroups = SYS_setgroups, kSetgid = SYS_setgid, kSetuid = SYS_setuid;
+#endif
+
 std::string Ids(const Credentials& c) { return std::to_string(c.uid) + ":" + std::to_string(c.gid); }
 
 bool RunsAs(const Credentials& c) noexcept {
@@ -68,11 +76,11 @@ SwitchOutcome SwitchIds(const Credentials& c) noexcept {
   // (setxid), which a child sharing our memory must not do.
   if (!RunsAs(c)) {
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    if (::syscall(SYS_setgroups, c.groups.size(), c.groups.data()) < 0) {
+    if (::syscall(kSetgroups, c.groups.size(), c.groups.data()) < 0) {
       return {SwitchStep::kSetgroups, errno};
     }
-    if (::syscall(SYS_setgid, c.gid) < 0) return {SwitchStep::kSetgid, errno};
-    if (::syscall(SYS_setuid, c.uid) < 0) return {SwitchStep::kSetuid, errno};
+    if (::syscall(kSetgid, c.gid) < 0) return {SwitchStep::kSetgid, errno};
+    if (::syscall(kSetuid, c.uid) < 0) return {SwitchStep::kSetuid, errno};
     ClearInheritable();
   }
   if (!RunsAs(c)) return {SwitchStep::kIdsLeft, 0};

@@ -3,8 +3,10 @@
 // volume in the middle of a migration.
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "binary.h"
 #include "home_fixture.h"
 #include "namespace.h"
+#include "spawn.h"
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -150,6 +153,25 @@ TEST_F(SafetyNs, CommandIsFoundAsTheUser) {
     return "";
   });
   EXPECT_EQ(failure, "");
+}
+
+// The child switches users in memory it shares with the supervisor until
+// its exec, and the kernel marks that memory non-dumpable at the switch: the
+// supervisor (PID 1, for a whole container's life) must stay as it was, able
+// to dump core and be inspected like after a fork.
+TEST_F(SafetyNs, SpawningAsAnotherUserLeavesTheSupervisorDumpable) {
+  if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs root to switch users";
+  ASSERT_EQ(::prctl(PR_GET_DUMPABLE), 1);
+  SpawnRequest request;
+  request.argv = {"/bin/true"};
+  request.user = Credentials{.uid = 1000, .gid = 1000, .groups = {1000}, .name = {}, .home = {}};
+  auto spawned = Spawn(request);
+  ASSERT_TRUE(spawned) << spawned.error().msg;
+  int status = 0;
+  ASSERT_EQ(::waitpid(spawned->pid, &status, 0), spawned->pid);
+  EXPECT_FALSE(spawned->failure) << spawned->failure->msg;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE), 1);
 }
 
 TEST_F(SafetyNs, UnknownUserOrGroupIs67AndNothingRuns) {

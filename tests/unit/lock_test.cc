@@ -77,6 +77,35 @@ TEST(Lock, ProceedsWhenTheHolderEndsWithinTheTimeout) {
   EXPECT_EQ(owner->pid, std::to_string(::getpid()));
 }
 
+// The owner record is rewritten in place (WriteFileFast): a longer record
+// from an earlier holder is cut to the new one's length.
+TEST(Lock, ALongerOwnerRecordIsReplacedWhole) {
+  test::TempDir t;
+  test::WriteFile(t / "owner", "pid 999999\nhost " + std::string(300, 'h') +
+                                   "\nstarted 2020-01-01T00:00:00Z\nversion 0.0.1\nmode prepare\n");
+  auto dir = Dir::OpenTrusted(t.path());
+  auto lock = VolumeLock::Acquire(*dir, 0, "exec");
+  ASSERT_TRUE(lock) << lock.error().msg;
+  std::string text = test::ReadFile(t / "owner");
+  EXPECT_EQ(text.find("hhh"), std::string::npos) << text;
+  auto owner = DecodeOwner(text);
+  ASSERT_TRUE(owner);
+  EXPECT_EQ(owner->pid, std::to_string(::getpid()));
+  EXPECT_EQ(owner->mode, "exec");
+}
+
+// What a reader racing that rewrite may see: the new record, then the end
+// of the old one. The first value of each key is the new one.
+TEST(Lock, ANewRecordFollowedByTheOldTailReadsAsTheNewOne) {
+  auto owner = DecodeOwner(
+      "pid 12\nhost node-1\nstarted 2026-12-03T00:00:00Z\nversion 0.1.0\nmode exec\n"
+      "t 2020-01-01T00:00:00Z\nversion 0.0.1\nmode prepare\n");
+  ASSERT_TRUE(owner);
+  EXPECT_EQ(owner->pid, "12");
+  EXPECT_EQ(owner->version, "0.1.0");
+  EXPECT_EQ(owner->mode, "exec");
+}
+
 TEST(Lock, TheFdSurvivesExec) {
   test::TempDir t;
   auto dir = Dir::OpenTrusted(t.path());
