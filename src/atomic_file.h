@@ -16,13 +16,13 @@ Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::strin
                              mode_t mode = 0600);
 
 /// Overwrites `name` in place, without syncing: for informational files
-/// (the lock's owner record) where a torn write after a crash is harmless and
-/// every start must not wait for the disk. The new content is written over
-/// the old, then the file is cut to its length: a reader racing the write
-/// (or a crash between the two) may see the new content followed by the end
-/// of the old, so records read this way take the first value of each key. Something planted at `name` that
-/// is not a regular file (a symlink, a FIFO) is removed, never written
-/// through.
+/// (the lock's owner record) where a torn write after a crash is harmless
+/// and every start must not wait for the disk. The new content is written
+/// over the old, then the file is cut to its length: a reader racing the
+/// write (or a crash between the two) may see the new content followed by
+/// the end of the old, so records read this way take the first value of
+/// each key. Something planted at `name` that is not a regular file (a
+/// symlink, a FIFO) is removed, never written through.
 Result<void> WriteFileFast(const Dir& dir, const std::string& name, std::string_view content,
                            mode_t mode = 0600);
 

@@ -10,9 +10,7 @@ namespace {
 
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-Kind ExecFailureKind(int err) noexcept {
-  return err == ENOENT || err == ENOTDIR ? Kind::kNotFound : Kind::kNotExecutable;
-}
+bool IsPath(const std::string& name) noexcept { return name.find('/') != std::string::npos; }
 
 }  // namespace
 
@@ -20,8 +18,7 @@ CommandSearch SearchFor(const std::string& name) {
   CommandSearch search;
   search.name = name;
   if (name.empty()) return search;
-  if (name.find('/') != std::string::npos) {
-    search.direct = true;
+  if (IsPath(name)) {
     search.candidates.push_back(name);
     return search;
   }
@@ -41,7 +38,7 @@ CommandSearch SearchFor(const std::string& name) {
 Found FindProgram(const CommandSearch& search) noexcept {
   Found found;
   // A path is execve's to judge: its errno says more than a stat here.
-  if (search.direct) {
+  if (IsPath(search.name)) {
     found.index = 0;
     return found;
   }
@@ -58,11 +55,19 @@ Found FindProgram(const CommandSearch& search) noexcept {
   return found;
 }
 
+Kind SearchFailureKind(Found found) noexcept {
+  return found.denied >= 0 ? Kind::kNotExecutable : Kind::kNotFound;
+}
+
 Error SearchFailure(const CommandSearch& search, Found found) {
   if (search.name.empty()) return MakeError(Kind::kNotFound, 0, "execute ``: empty command name");
   if (found.denied >= 0) return ExecFailure(search.candidates[static_cast<size_t>(found.denied)], EACCES);
   return MakeError(Kind::kNotFound, 0, "execute " + Q(search.name) + ": not found in PATH " + Q(search.path),
                    "check the command name, or give its full path");
+}
+
+Kind ExecFailureKind(int err) noexcept {
+  return err == ENOENT || err == ENOTDIR ? Kind::kNotFound : Kind::kNotExecutable;
 }
 
 Error ExecFailure(const std::string& program, int err) {
@@ -74,8 +79,6 @@ Error ExecFailure(const std::string& program, int err) {
   if (err == ENOEXEC) hint = "the file is not a program the kernel can run; scripts need a #! line";
   return MakeError(Kind::kNotExecutable, err, "execute " + Q(program), hint);
 }
-
-int ExecFailureExitCode(int err) noexcept { return ExitCodeFor(ExecFailureKind(err)); }
 
 Result<std::string> ResolveCommand(const std::string& name) {
   CommandSearch search = SearchFor(name);

@@ -15,8 +15,7 @@ namespace agent_init {
 /// when unset) joined with it.
 struct CommandSearch {
   std::string name;
-  std::string path;  // PATH as searched; unused when `direct`
-  bool direct = false;
+  std::string path;  // PATH as searched; empty for a name with a '/'
   std::vector<std::string> candidates;
 };
 CommandSearch SearchFor(const std::string& name);
@@ -34,15 +33,15 @@ struct Found {
 Found FindProgram(const CommandSearch& search) noexcept;
 
 /// The error for a search that found nothing: kNotExecutable naming the
-/// first file that is not executable, else kNotFound naming PATH.
+/// first file that is not executable, else kNotFound naming PATH. Its class
+/// alone is allocation-free, like FindProgram (for that child's exit code).
+Kind SearchFailureKind(Found found) noexcept;
 Error SearchFailure(const CommandSearch& search, Found found);
 
-/// The error for a failed execve(2) of `program`.
+/// The error for a failed execve(2) of `program`: kNotFound when the file is
+/// not there, kNotExecutable otherwise. Its class alone is allocation-free.
+Kind ExecFailureKind(int err) noexcept;
 Error ExecFailure(const std::string& program, int err);
-
-/// The exit code for a failed execve(2): 127 when the file is not there,
-/// 126 otherwise. Allocation-free, like FindProgram.
-int ExecFailureExitCode(int err) noexcept;
 
 /// The program execve would run for `name`. Errors are kNotFound /
 /// kNotExecutable.

@@ -55,7 +55,7 @@ __attribute__((no_sanitize("address"))) int Child(void* arg) {
   plan.found = FindProgram(plan.search);
   if (plan.found.index < 0) {
     plan.failed = Plan::Failed::kSearch;
-    ::_exit(ExitCodeFor(plan.found.denied >= 0 ? Kind::kNotExecutable : Kind::kNotFound));
+    ::_exit(ExitCodeFor(SearchFailureKind(plan.found)));
   }
   // The caller's mask comes back last: a signal sent to the child before
   // this stays pending and is delivered now, never lost.
@@ -64,7 +64,7 @@ __attribute__((no_sanitize("address"))) int Child(void* arg) {
            plan.envp.data());
   plan.exec_errno = errno;
   plan.failed = Plan::Failed::kExec;
-  ::_exit(ExecFailureExitCode(plan.exec_errno));
+  ::_exit(ExitCodeFor(ExecFailureKind(plan.exec_errno)));
 }
 
 }  // namespace
@@ -99,12 +99,12 @@ Result<Spawned> Spawn(const SpawnRequest& request) {
   }
   // The child's setuid marks the memory it shares with us non-dumpable
   // (fs.suid_dumpable); ours stays what it was, as after a fork.
-  const int dumpable = ::prctl(PR_GET_DUMPABLE);
+  const int dumpable = request.user ? ::prctl(PR_GET_DUMPABLE) : -1;
   // Returns once the child has called execve successfully or exited.
   pid_t pid = ::clone(Child, static_cast<char*>(stack) + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   int clone_errno = errno;
   ::munmap(stack, size);
-  if (dumpable >= 0 && ::prctl(PR_GET_DUMPABLE) != dumpable) ::prctl(PR_SET_DUMPABLE, dumpable);
+  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable);
   if (pid < 0) {
     return std::unexpected(MakeError(Kind::kNotExecutable, clone_errno, "start " + Q(request.argv.front()),
                                      "the system may be out of processes or memory (ulimit -u, pids.max)"));
