@@ -10,16 +10,16 @@
 #include <vector>
 
 #include "config.h"
-#include "dir.h"
-#include "error.h"
-#include "exec.h"
-#include "inspect.h"
-#include "log.h"
-#include "prepare.h"
-#include "privileges.h"
-#include "restore.h"
-#include "signals.h"
-#include "supervise.h"
+#include "base/dir.h"
+#include "base/error.h"
+#include "process/exec.h"
+#include "commands/inspect.h"
+#include "base/log.h"
+#include "commands/prepare.h"
+#include "process/privileges.h"
+#include "commands/restore.h"
+#include "process/signals.h"
+#include "process/supervise.h"
 #include "version.h"
 
 extern char** environ;

@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "home_fixture.h"
-#include "mount_table.h"
+#include "base/mount_table.h"
 #include "namespace.h"
-#include "prepare.h"
+#include "commands/prepare.h"
 #include "temp_dir.h"
 
 namespace agent_init {

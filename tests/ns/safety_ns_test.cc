@@ -16,7 +16,7 @@
 #include "binary.h"
 #include "home_fixture.h"
 #include "namespace.h"
-#include "spawn.h"
+#include "process/spawn.h"
 #include "temp_dir.h"
 
 namespace agent_init {

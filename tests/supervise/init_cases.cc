@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "proc.h"
+#include "process/proc.h"
 
 namespace agent_init::test {
 namespace {

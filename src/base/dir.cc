@@ -1,0 +1,284 @@
+#include "base/dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "base/sys.h"
+
+namespace agent_init {
+namespace {
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// Splits "a/b/c" into components; std::nullopt when any component is not a
+// plain name (empty, ".", "..") or the path is absolute.
+std::optional<std::vector<std::string_view>> SplitRelative(std::string_view rel) {
+  std::vector<std::string_view> parts;
+  if (rel.empty() || rel.front() == '/') return std::nullopt;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    std::string_view part = rel.substr(start, end - start);
+    if (!IsPlainName(part)) return std::nullopt;
+    parts.push_back(part);
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string Join(const std::string& base, std::string_view rel) {
+  if (rel.empty()) return base;
+  std::string out = base;
+  if (out.empty() || out.back() != '/') out += '/';
+  out += rel;
+  return out;
+}
+
+}  // namespace
+
+bool IsPlainName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
+}
+
+bool IsVisibleName(std::string_view name) { return IsPlainName(name) && name.front() != '.'; }
+
+std::string NormalizePath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (auto part : parts) {
+    out += '/';
+    out += part;
+  }
+  return out.empty() ? "/" : out;
+}
+
+Error RefusalFor(int err, int dirfd, const std::string& name, const std::string& path) {
+  if (err == ENOTDIR) {
+    struct stat st;
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) err = ELOOP;
+  }
+  switch (err) {
+    case ELOOP:
+      return MakeError(Kind::kDenied, 0, "refusing " + Q(path) + ": it is a symlink (or passes through one)",
+                       "the state volume is not trusted and may not redirect agent-init; "
+                       "remove the symlink and let agent-init create a real directory");
+    case ENOTDIR:
+      return MakeError(Kind::kLayout, 0,
+                       "refusing " + Q(path) + ": expected a directory, found another kind of file",
+                       "remove or rename it so that agent-init can create the directory");
+    default:
+      return MakeError(KindForErrno(err), err, "open " + Q(path));
+  }
+}
+
+Result<Dir> Dir::OpenTrusted(const std::string& path, Kind missing_kind) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return std::unexpected(MakeError(missing_kind, err, "open " + Q(path)));
+    return SysFail(err, "open " + Q(path), missing_kind);
+  }
+  return Dir(UniqueFd(fd), path);
+}
+
+Result<Dir> Dir::OpenSub(std::string_view rel) const {
+  auto parts = SplitRelative(rel);
+  if (!parts) return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain relative path");
+  int cur = fd_.get();
+  UniqueFd owned;
+  std::string shown = path_;
+  for (auto part : *parts) {
+    shown = Join(shown, part);
+    std::string name(part);
+    int fd = ::openat(cur, name.c_str(), kDirFlags);
+    if (fd < 0) {
+      int err = errno;
+      if (err == ENOENT) return SysFail(err, "open " + Q(shown), Kind::kLayout);
+      return std::unexpected(RefusalFor(err, cur, name, shown));
+    }
+    owned.reset(fd);
+    cur = fd;
+  }
+  return Dir(std::move(owned), PathOf(rel));
+}
+
+Result<Dir> Dir::MakeSub(std::string_view rel, mode_t mode) const {
+  auto parts = SplitRelative(rel);
+  if (!parts) return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain relative path");
+  int cur = fd_.get();
+  UniqueFd owned;
+  std::string shown = path_;
+  for (auto part : *parts) {
+    shown = Join(shown, part);
+    std::string name(part);
+    int fd = ::openat(cur, name.c_str(), kDirFlags);
+    if (fd < 0 && errno == ENOENT) {
+      // mkdirat never follows a symlink planted at `name`: it fails with
+      // EEXIST and the open below refuses it.
+      if (::mkdirat(cur, name.c_str(), mode) < 0 && errno != EEXIST) {
+        int err = errno;
+        return SysFail(err, "create directory " + Q(shown));
+      }
+      fd = ::openat(cur, name.c_str(), kDirFlags);
+    }
+    if (fd < 0) return std::unexpected(RefusalFor(errno, cur, name, shown));
+    owned.reset(fd);
+    cur = fd;
+  }
+  return Dir(std::move(owned), PathOf(rel));
+}
+
+Result<Dir::Parent> Dir::OpenParent(std::string_view rel) const {
+  size_t slash = rel.rfind('/');
+  std::string_view leaf = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  if (!IsPlainName(leaf))
+    return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain name");
+  if (slash == std::string_view::npos) return Parent{UniqueFd(), fd_.get(), std::string(leaf)};
+  auto parent = OpenSub(rel.substr(0, slash));
+  if (!parent) return std::unexpected(parent.error());
+  int fd = parent->fd();
+  return Parent{std::move(parent->fd_), fd, std::string(leaf)};
+}
+
+Result<UniqueFd> Dir::OpenFile(std::string_view rel, int flags, mode_t mode) const {
+  auto parent = OpenParent(rel);
+  if (!parent) return std::unexpected(parent.error());
+  const std::string& leaf = parent->leaf;
+  const int create = flags & (O_CREAT | O_EXCL);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if ((create & O_EXCL) == 0) {
+      // Look before opening: opening a device planted here could have side
+      // effects, and a FIFO could block. O_PATH opens neither, nor follows a
+      // symlink (it yields the link itself).
+      int path_fd = ::openat(parent->fd, leaf.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (path_fd >= 0) {
+        UniqueFd at(path_fd);
+        struct stat st;
+        if (::fstat(path_fd, &st) < 0) return SysFail(errno, "stat " + Q(PathOf(rel)));
+        if (S_ISLNK(st.st_mode)) return std::unexpected(RefusalFor(ELOOP, parent->fd, leaf, PathOf(rel)));
+        if (!S_ISREG(st.st_mode)) {
+          return Fail(Kind::kLayout, "refusing " + Q(PathOf(rel)) + ": expected a regular file",
+                      "remove it; agent-init recreates the files it owns");
+        }
+        // The very inode just checked, opened for real.
+        int fd = ::open(sys::ProcFdPath(path_fd).c_str(), (flags & ~create) | O_CLOEXEC);
+        if (fd < 0) return SysFail(errno, "open " + Q(PathOf(rel)));
+        return UniqueFd(fd);
+      }
+      if (errno != ENOENT || !(create & O_CREAT)) return SysFail(errno, "open " + Q(PathOf(rel)));
+    }
+    // Creating: O_EXCL never opens anything that is already there.
+    int fd = ::openat(parent->fd, leaf.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) return UniqueFd(fd);
+    int err = errno;
+    if (err != EEXIST || (create & O_EXCL)) {
+      return SysFail(err, "create " + Q(PathOf(rel)));
+    }
+    // Someone created it between the look and the create: look again.
+  }
+  return Fail(Kind::kCannotPlace, "open " + Q(PathOf(rel)) + ": it keeps changing under agent-init");
+}
+
+Result<std::optional<struct statx>> Dir::Stat(std::string_view rel) const {
+  auto parent = OpenParent(rel);
+  if (!parent) {
+    if (parent.error().err == ENOENT) return std::optional<struct statx>{};
+    return std::unexpected(parent.error());
+  }
+  struct statx st;
+  if (sys::Statx(parent->fd, parent->leaf.c_str(), AT_SYMLINK_NOFOLLOW, &st) < 0) {
+    int err = errno;
+    if (err == ENOENT) return std::optional<struct statx>{};
+    return SysFail(err, "stat " + Q(PathOf(rel)));
+  }
+  return std::optional<struct statx>{st};
+}
+
+Result<struct statx> Dir::StatSelf() const {
+  struct statx st;
+  if (sys::Statx(fd_.get(), "", AT_EMPTY_PATH, &st) < 0) return SysFail(errno, "stat " + Q(path_));
+  return st;
+}
+
+Result<std::optional<std::string>> Dir::ReadSmallFile(std::string_view rel, size_t limit) const {
+  auto fd = OpenFile(rel, O_RDONLY);
+  if (!fd) {
+    if (fd.error().err == ENOENT) return std::optional<std::string>{};
+    return std::unexpected(fd.error());
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysFail(errno, "read " + Q(PathOf(rel)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > limit) {
+      return Fail(Kind::kLayout, "read " + Q(PathOf(rel)) + ": larger than " + std::to_string(limit) +
+                                     " bytes, refusing to parse it");
+    }
+  }
+  return std::optional<std::string>{std::move(out)};
+}
+
+std::optional<std::string> Dir::ReadLink(std::string_view rel) const {
+  auto parent = OpenParent(rel);
+  if (!parent) return std::nullopt;
+  char buf[4096];
+  ssize_t n = ::readlinkat(parent->fd, parent->leaf.c_str(), buf, sizeof buf);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof buf) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<std::vector<Dir::Entry>> Dir::List() const {
+  // fdopendir takes ownership of its fd: give it a fresh one that starts at
+  // offset 0, so that this Dir can be listed again.
+  int fd = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysFail(errno, "open " + Q(path_));
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    int err = errno;
+    ::close(fd);
+    return SysFail(err, "list " + Q(path_));
+  }
+  std::vector<Entry> out;
+  errno = 0;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name != "." && name != "..") out.push_back(Entry{std::string(name), e->d_type});
+    errno = 0;
+  }
+  int err = errno;
+  ::closedir(d);
+  if (err != 0) return SysFail(err, "list " + Q(path_));
+  return out;
+}
+
+std::string Dir::PathOf(std::string_view rel) const { return Join(path_, rel); }
+
+Result<Dir> Dir::Dup() const {
+  int fd = ::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return SysFail(errno, "dup " + Q(path_));
+  return Dir(UniqueFd(fd), path_);
+}
+
+}  // namespace agent_init

@@ -1,0 +1,31 @@
+#include "base/fault.h"
+
+#ifdef AGENT_INIT_FAULT_INJECTION
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace agent_init {
+
+void FaultPoint(std::string_view step) {
+  static long count = 0;
+  static const char* chosen = std::getenv("AGENT_INIT_FAULT_STEP");
+  static const bool trace = std::getenv("AGENT_INIT_FAULT_TRACE") != nullptr;
+  ++count;
+  if (trace)
+    std::fprintf(stderr, "agent-init fault-point %ld %.*s\n", count, static_cast<int>(step.size()),
+                 step.data());
+  if (chosen != nullptr && std::atol(chosen) == count) {
+    std::fprintf(stderr, "agent-init fault-injection: killed at step %ld (%.*s)\n", count,
+                 static_cast<int>(step.size()), step.data());
+    ::kill(::getpid(), SIGKILL);
+  }
+}
+
+}  // namespace agent_init
+
+#endif

@@ -1,0 +1,60 @@
+#include "base/sys.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace agent_init::sys {
+
+int Statx(int dirfd, const char* path, int flags, struct statx* out) {
+  return ::statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_MNT_ID, out);
+}
+
+bool HasMountId(const struct statx& st) { return (st.stx_mask & STATX_MNT_ID) != 0; }
+
+int BindFdToFd(int source_fd, int target_fd) {
+  int tree = ::open_tree(source_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0) return -1;
+  int rc = ::move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  int saved = errno;
+  ::close(tree);
+  errno = saved;
+  return rc;
+}
+
+int BindViaProcFd(int source_fd, int target_fd) {
+  std::string src = ProcFdPath(source_fd);
+  std::string dst = ProcFdPath(target_fd);
+  return ::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr);
+}
+
+std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+int Fsync(int fd) {
+  int rc;
+  do {
+    rc = ::fsync(fd);
+  } while (rc < 0 && errno == EINTR);
+  return rc;
+}
+
+}  // namespace agent_init::sys
+
+namespace agent_init::sys {
+
+int RenameNoReplace(int olddirfd, const char* oldname, int newdirfd, const char* newname) {
+  if (::renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  struct stat st;
+  if (::fstatat(newdirfd, newname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return ::renameat(olddirfd, oldname, newdirfd, newname);
+}
+
+}  // namespace agent_init::sys

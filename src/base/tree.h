@@ -1,0 +1,51 @@
+// Copying, comparing and removing directory trees through fds, never
+// following a symlink: used to move state between the image and the volume,
+// for snapshots and for seeding data. Copies keep modes, owners, timestamps,
+// symlinks, FIFOs and holes in sparse files; devices and sockets are skipped
+// with a warning, since state never needs them and an untrusted volume must
+// not be able to plant them elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/dir.h"
+#include "base/error.h"
+
+namespace agent_init {
+
+struct CopyStats {
+  std::uint64_t files = 0;
+  std::uint64_t dirs = 0;
+  std::uint64_t symlinks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t skipped = 0;  // devices and sockets
+};
+
+/// Deepest directory nesting a tree operation accepts. Each level holds one
+/// or two fds open; the agent never nests state anywhere near this deep.
+inline constexpr int kMaxTreeDepth = 256;
+
+/// Copies the entry `name` of `from` (file, symlink, FIFO or whole directory)
+/// to the new name `to_name` in `to`, which must not exist yet. Does not sync:
+/// call SyncFilesystem before making the copy visible.
+Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
+                       CopyStats* stats = nullptr);
+
+/// Removes the entry `name` of `dir` and, for a directory, everything below
+/// it. Symlinks are removed, never followed. A missing entry is not an error.
+Result<void> RemoveEntry(const Dir& dir, const std::string& name);
+
+/// True when the regular files `a` in `dir_a` and `b` in `dir_b` have the
+/// same size and bytes.
+Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b, const std::string& b);
+
+/// syncfs(2) on the filesystem that holds `dir`: one call that makes every
+/// copy written there durable before a rename publishes it.
+Result<void> SyncFilesystem(const Dir& dir);
+
+/// fsync(2) of the directory itself, so that renames and unlinks in it are
+/// durable.
+Result<void> SyncDir(const Dir& dir);
+
+}  // namespace agent_init

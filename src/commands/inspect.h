@@ -1,0 +1,45 @@
+// `agent-init inspect`: what is there and what prepare would do, without
+// changing anything. Every failure prepare would stop at is a problem here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "image/exec_places.h"
+#include "image/layout_decision.h"
+#include "volume/history.h"
+#include "image/versioned_home.h"
+#include "volume/lock.h"
+#include "volume/snapshot.h"
+
+namespace agent_init {
+
+struct InspectReport {
+  std::string home;
+  std::string data;
+  Discovery discovery;
+  std::optional<std::string> versioned_home;  // path
+  std::string state;
+  std::string state_run;
+  LayoutDecision layout;      // run or state, and the image's generation
+  std::string method;         // what prepare would use
+  std::string method_reason;  // why
+  bool prepared = false;      // VH/run is already the volume's run directory
+  std::vector<Place> places;
+  LockStatus lock;
+  std::optional<History> history;
+  std::vector<SnapshotInfo> snapshots;
+  std::optional<std::string> pending_change;  // an unfinished journal entry
+  std::vector<Problem> problems;
+  std::vector<std::string> warnings;
+};
+
+/// `command` is what would be executed (empty: the image's entrypoint).
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command);
+
+std::string RenderJson(const InspectReport& report);
+std::string RenderText(const InspectReport& report);
+
+}  // namespace agent_init

@@ -1,0 +1,156 @@
+#include "image/exec_places.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+
+#include <unistd.h>
+#include <climits>
+#include <cstdlib>
+
+#include <algorithm>
+
+#include "base/sys.h"
+
+namespace agent_init {
+namespace {
+
+bool Within(const std::string& inner, const std::string& outer) {
+  if (outer == "/" || inner == outer) return true;
+  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
+}
+
+// Where a place is inside its filesystem: the mount's root plus the path
+// below the mount point. Two bind mounts of one volume show the same
+// filesystem paths under different mount points.
+std::string FilesystemPath(const Place& p) {
+  std::string below =
+      p.real_path.substr(std::min(p.real_path.size(), p.mount.target == "/" ? 0 : p.mount.target.size()));
+  return NormalizePath(p.mount.root + "/" + below);
+}
+
+// A place is on the volume when it is the volume's mount, or lies inside the
+// volume's directory on the same filesystem (another bind mount of it).
+bool OnVolume(Place& p, Place& state, const MountTableSource& table) {
+  if (p.mount_id == state.mount_id) return true;
+  if (p.dev != state.dev) return false;
+  // One filesystem, two mounts: the mount table says which directories.
+  const MountTable* t = (p.found_mount && state.found_mount) || !table ? nullptr : table();
+  if (t != nullptr) {
+    AttachMount(p, *t);
+    AttachMount(state, *t);
+  }
+  if (!p.found_mount || !state.found_mount) return false;
+  return Within(FilesystemPath(p), FilesystemPath(state));
+}
+
+std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
+                            std::uint64_t root_mount_id) {
+  int fd = ::openat(dirfd, rel.empty() ? "." : rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  UniqueFd owned(fd);
+  struct statx st;
+  if (sys::Statx(fd, "", AT_EMPTY_PATH, &st) < 0) return std::nullopt;
+  Place p;
+  p.role = std::move(role);
+  p.path = std::move(shown);
+  p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+  p.mount_id = sys::HasMountId(st) ? st.stx_mnt_id : 0;
+  p.on_root = p.mount_id != 0 && p.mount_id == root_mount_id;
+  struct statvfs vfs;
+  p.noexec = ::fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC);
+  char real[PATH_MAX];
+  ssize_t n = ::readlink(sys::ProcFdPath(fd).c_str(), real, sizeof real - 1);
+  p.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;
+  return p;
+}
+
+}  // namespace
+
+void AttachMount(Place& p, const MountTable& table) {
+  if (p.found_mount) return;
+  const Mount* m = p.mount_id != 0 ? table.ById(p.mount_id) : table.Covering(p.real_path);
+  if (m == nullptr) return;
+  p.found_mount = true;
+  p.mount = *m;
+  if (p.mount_id == 0) p.mount_id = m->id;  // kernels before 5.8: no statx mount id
+}
+
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table) {
+  PlacesReport report;
+  struct statx root;
+  std::uint64_t root_id =
+      sys::Statx(AT_FDCWD, "/", 0, &root) == 0 && sys::HasMountId(root) ? root.stx_mnt_id : 0;
+  if (auto p = Locate(state.fd(), "", "state", state.path(), root_id)) report.places.push_back(std::move(*p));
+  if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), root_id))
+    report.places.push_back(std::move(*p));
+  for (const char* sub : {"components", "install", "downloads"}) {
+    if (auto p = Locate(vh.fd(), sub, sub, vh.PathOf(sub), root_id)) report.places.push_back(std::move(*p));
+  }
+  if (auto p = Locate(data.fd(), "tmp", "tmp", data.PathOf("tmp"), root_id))
+    report.places.push_back(std::move(*p));
+  // Without statx mount ids every place needs the table.
+  if (root_id == 0 && table) {
+    if (const MountTable* t = table()) {
+      for (auto& p : report.places) AttachMount(p, *t);
+      for (auto& p : report.places) p.on_root = p.found_mount && p.mount.target == "/";
+    }
+  }
+  EvaluatePlaces(report, table);
+  return report;
+}
+
+void EvaluatePlaces(PlacesReport& report, const MountTableSource& table) {
+  Place* state = nullptr;
+  const Place* tmp = nullptr;
+  const Place* install = nullptr;
+  const Place* vh = nullptr;
+  for (auto& p : report.places) {
+    if (p.role == "state") state = &p;
+    if (p.role == "tmp") tmp = &p;
+    if (p.role == "install") install = &p;
+    if (p.role == "versioned_home") vh = &p;
+  }
+  // STATE on the container's root filesystem means no volume is mounted: the
+  // state would die with the container. Everything else then shares that
+  // mount by necessity, which is not the problem to report.
+  if (state != nullptr && (state->on_root || (state->found_mount && state->mount.target == "/"))) {
+    report.warnings.push_back(Q(state->path) +
+                              " is not on a volume (it is on the root filesystem): the agent's state will "
+                              "not outlive the container; mount the persistent volume there");
+    state = nullptr;
+  }
+  for (auto& p : report.places) {
+    if (p.role == "state") continue;
+    if (state != nullptr && OnVolume(p, *state, table)) {
+      report.problems.push_back(
+          {"exec-on-volume", p.path,
+           Q(p.path) + " is on the state volume " + Q(state->path) +
+               ": the agent would execute programs from the volume and keep stale ones across images; "
+               "mount the volume at STATE only (not over data/), and let agent-init put STATE/run in place"});
+      continue;
+    }
+    if (p.noexec || (p.found_mount && p.mount.noexec)) {
+      if (!p.found_mount && table) {
+        if (const MountTable* t = table()) AttachMount(p, *t);  // to name the mount in the message
+      }
+      std::string where = p.found_mount ? " (" + Q(p.mount.target) + ", " + p.mount.fstype + ")" : "";
+      report.problems.push_back(
+          {"noexec", p.path,
+           Q(p.path) + " is on a noexec mount" + where +
+               ": the agent cannot execute what it installs there; do not mount a volume over the "
+               "agent's data directory, or mount it with exec"});
+    }
+  }
+  // Renames from data/tmp into the install directory (7.x) or into data/ (upgrades).
+  const Place* target = install != nullptr ? install : vh;
+  if (tmp != nullptr && target != nullptr && tmp->mount_id != target->mount_id) {
+    report.exdev = Problem{"exdev", tmp->path,
+                           Q(tmp->path) + " and " + Q(target->path) + " are on different mounts (ids " +
+                               std::to_string(tmp->mount_id) + " and " + std::to_string(target->mount_id) +
+                               "): the agent's renames between them will fail with EXDEV"};
+  }
+}
+
+}  // namespace agent_init

@@ -1,0 +1,94 @@
+#include "process/signals.h"
+
+#include <signal.h>
+
+#include <cstring>
+
+namespace agent_init {
+namespace {
+
+struct Named {
+  const char* name;
+  int sig;
+};
+
+constexpr Named kSignals[] = {
+    {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"ILL", SIGILL},   {"TRAP", SIGTRAP},
+    {"ABRT", SIGABRT},     {"BUS", SIGBUS},   {"FPE", SIGFPE},     {"KILL", SIGKILL}, {"USR1", SIGUSR1},
+    {"SEGV", SIGSEGV},     {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},   {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},
+    {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU}, {"URG", SIGURG},     {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"PWR", SIGPWR},
+    {"SYS", SIGSYS},
+};
+
+std::optional<int> ParseNumber(std::string_view s) {
+  if (s.empty() || s.size() > 3) return std::nullopt;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<int> ParseSignal(std::string_view text) {
+  if (auto n = ParseNumber(text)) {
+    if (*n >= 1 && *n <= SIGRTMAX) return n;
+    return std::nullopt;
+  }
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  std::string_view s = upper;
+  if (s.starts_with("SIG")) s.remove_prefix(3);
+  for (const auto& n : kSignals) {
+    if (s == n.name) return n.sig;
+  }
+  for (auto [prefix, base] : {std::pair<std::string_view, int>{"RTMIN", SIGRTMIN}, {"RTMAX", SIGRTMAX}}) {
+    if (!s.starts_with(prefix)) continue;
+    std::string_view rest = s.substr(prefix.size());
+    int sig = base;
+    if (!rest.empty()) {
+      auto off = ParseNumber(rest.substr(1));
+      if (!off || (rest[0] != '+' && rest[0] != '-')) return std::nullopt;
+      sig = rest[0] == '+' ? base + *off : base - *off;
+    }
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX) return sig;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string SignalName(int sig) {
+  for (const auto& n : kSignals) {
+    if (n.sig == sig) return std::string("SIG") + n.name;
+  }
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+    return sig == SIGRTMIN ? "SIGRTMIN" : "SIGRTMIN+" + std::to_string(sig - SIGRTMIN);
+  }
+  return std::to_string(sig);
+}
+
+Result<std::map<int, int>> ParseSignalMap(const std::vector<std::string>& specs) {
+  std::map<int, int> out;
+  for (const auto& spec : specs) {
+    size_t colon = spec.find(':');
+    auto from = ParseSignal(std::string_view(spec).substr(0, colon));
+    auto to =
+        colon == std::string::npos ? std::nullopt : ParseSignal(std::string_view(spec).substr(colon + 1));
+    if (!from || !to) {
+      return Fail(Kind::kUsage, "--signal-map " + Q(spec) + ": expected FROM:TO with signal names or numbers",
+                  "for example --signal-map TERM:QUIT");
+    }
+    if (*from == SIGKILL || *from == SIGSTOP || *from == SIGCHLD) {
+      return Fail(Kind::kUsage,
+                  "--signal-map " + Q(spec) + ": " + SignalName(*from) + " cannot be rewritten");
+    }
+    out[*from] = *to;
+  }
+  return out;
+}
+
+}  // namespace agent_init

@@ -1,0 +1,250 @@
+#include "process/supervise.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "base/log.h"
+#include "process/proc.h"
+#include "process/signals.h"
+#include "process/spawn.h"
+
+namespace agent_init {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long to wait for SIGKILLed processes to disappear before giving up on
+// them (processes in uninterruptible sleep); as PID 1 the kernel kills them
+// when we exit anyway.
+constexpr auto kKillWait = std::chrono::seconds(5);
+
+struct Inherited {
+  sigset_t mask;      // the caller's signal mask, for the child
+  bool chld_ignored;  // SIGCHLD was SIG_IGN: the child gets it back
+};
+
+Inherited SaveInherited() {
+  Inherited in{};
+  ::sigprocmask(SIG_SETMASK, nullptr, &in.mask);
+  struct sigaction sa {};
+  in.chld_ignored = ::sigaction(SIGCHLD, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN;
+  return in;
+}
+
+// As PID 1 or a subreaper, every descendant left after the command exited is
+// a child of ours or below one: without children there is nothing to stop,
+// and no need to scan /proc.
+bool HaveChildren() {
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Closes every fd at 3 or above except `keep`: the supervisor must not hold
+// the agent's inherited descriptors open for its whole life.
+void CloseInheritedFds(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned next = 3;
+  for (int fd : keep) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned>(fd) > next) ::close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(next, ~0U, 0);
+}
+
+class Supervisor {
+ public:
+  Supervisor(const SuperviseOptions& options, int sfd, pid_t child, bool gave_tty)
+      : options_(options), sfd_(sfd), child_(child), gave_tty_(gave_tty) {}
+
+  int Run() {
+    for (;;) {
+      int timeout = -1;
+      if (deadline_) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+        timeout = static_cast<int>(std::max<long long>(left, 0));
+      }
+      struct pollfd pfd {
+        sfd_, POLLIN, 0
+      };
+      int n = ::poll(&pfd, 1, timeout);
+      if (n < 0 && errno != EINTR) log::Warn("poll failed", {{"error", std::strerror(errno)}});
+      if (n > 0) DrainSignals();
+      if (deadline_ && Clock::now() >= *deadline_) OnDeadline();
+      if (main_status_ && Settle()) break;
+    }
+    if (gave_tty_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    return ExitCodeOf(*main_status_);
+  }
+
+ private:
+  void DrainSignals() {
+    struct signalfd_siginfo info[16];
+    for (;;) {
+      ssize_t n = ::read(sfd_, info, sizeof info);
+      if (n <= 0) return;
+      for (size_t i = 0; i < static_cast<size_t>(n) / sizeof info[0]; ++i) {
+        int sig = static_cast<int>(info[i].ssi_signo);
+        // SIGPIPE or SIGXFSZ that agent-init's own writes caused (a closed
+        // log pipe) are not the agent's business.
+        if ((sig == SIGPIPE || sig == SIGXFSZ) && static_cast<pid_t>(info[i].ssi_pid) == ::getpid()) continue;
+        if (sig == SIGCHLD) {
+          Reap();
+        } else {
+          Forward(sig);
+        }
+      }
+    }
+  }
+
+  // Every exited child, orphans included, as it exits: SIGCHLD is not
+  // queued, so one notification may stand for a burst of exits.
+  void Reap() {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid == child_ && !main_status_) {
+        main_status_ = status;
+        log::Info("the command exited",
+                  {{"pid", std::to_string(pid)}, {"status", std::to_string(ExitCodeOf(status))}});
+      }
+    }
+  }
+
+  void Forward(int sig) {
+    if (main_status_) {
+      log::Debug("signal arrived after the command exited; not forwarded", {{"signal", SignalName(sig)}});
+      return;
+    }
+    auto mapped = options_.signal_map.find(sig);
+    int to = mapped == options_.signal_map.end() ? sig : mapped->second;
+    pid_t target = options_.signal_group ? -child_ : child_;
+    if (::kill(target, to) < 0 && errno != ESRCH) {
+      log::Warn("could not forward a signal", {{"signal", SignalName(to)}, {"error", std::strerror(errno)}});
+    }
+    log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
+    if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true, Descendants(::getpid()));
+  }
+
+  // SIGTERM to every descendant, then SIGKILL after the grace period. When
+  // a forwarded signal already reached the command (and, with
+  // --signal-group, its whole group), those are spared: each process gets
+  // one signal, and the command decides for itself.
+  void TermDescendants(bool spare_signalled, const std::vector<pid_t>& all) {
+    size_t sent = 0;
+    for (pid_t p : all) {
+      if (spare_signalled && (p == child_ || (options_.signal_group && ::getpgid(p) == child_))) continue;
+      if (!termed_.insert(p).second) continue;  // a second sweep: once is enough
+      if (::kill(p, SIGTERM) == 0) ++sent;
+    }
+    if (sent > 0) {
+      log::Info("stopping the remaining processes",
+                {{"count", std::to_string(sent)}, {"grace", std::to_string(options_.grace_seconds) + "s"}});
+    }
+    if (!deadline_) deadline_ = Clock::now() + std::chrono::seconds(options_.grace_seconds);
+  }
+
+  void OnDeadline() {
+    deadline_.reset();
+    if (killed_at_) return;
+    size_t killed = 0;
+    for (pid_t p : Descendants(::getpid())) {
+      if (!main_status_ && p == child_) continue;  // the command decides for itself
+      if (::kill(p, SIGKILL) == 0) ++killed;
+    }
+    if (killed > 0)
+      log::Warn("killed processes still running after the grace period", {{"count", std::to_string(killed)}});
+    if (main_status_) killed_at_ = Clock::now();
+  }
+
+  // After the command exited: true once nothing is left below us.
+  bool Settle() {
+    Reap();
+    if (!HaveChildren()) return true;
+    // One scan of /proc per wake-up.
+    std::vector<pid_t> left = Descendants(::getpid());
+    if (left.empty()) return true;
+    if (!sweep_started_) {
+      sweep_started_ = true;
+      // A grace period a SIGTERM already started keeps running, not anew.
+      TermDescendants(/*spare_signalled=*/false, left);
+    }
+    if (killed_at_ && Clock::now() - *killed_at_ > kKillWait) {
+      log::Warn("giving up waiting for processes that do not die");
+      return true;
+    }
+    if (killed_at_ && !deadline_) deadline_ = Clock::now() + std::chrono::milliseconds(100);
+    return false;
+  }
+
+  const SuperviseOptions& options_;
+  int sfd_;
+  pid_t child_;
+  bool gave_tty_;
+  std::optional<int> main_status_;
+  std::optional<Clock::time_point> deadline_;
+  std::optional<Clock::time_point> killed_at_;
+  bool sweep_started_ = false;
+  std::set<pid_t> termed_;  // already sent SIGTERM by a sweep
+};
+
+}  // namespace
+
+int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
+              const SuperviseOptions& options) {
+  Inherited in = SaveInherited();
+  // Every signal is blocked and read from a signalfd: nothing runs in a
+  // handler, and a signal that arrives before the child exists waits.
+  sigset_t all;
+  ::sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  // An inherited SIGCHLD=SIG_IGN makes the kernel reap children itself and
+  // waitpid never reports the command (tini and catatonit hang there).
+  if (in.chld_ignored) ::signal(SIGCHLD, SIG_DFL);
+  int sfd = ::signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    log::Error("signalfd failed; cannot supervise", {{"error", std::strerror(errno)}});
+    return 126;
+  }
+  if (::getpid() != 1 && ::prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+    log::Warn("cannot become a child subreaper: orphans of the command will not be reaped by agent-init",
+              {{"error", std::strerror(errno)}});
+  }
+  // Hand the terminal to the command only when we are in its foreground.
+  bool take_tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  log::Flush();
+  auto spawned = Spawn(
+      {.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored, .take_tty = take_tty});
+  if (!spawned) {
+    log::Error(spawned.error().msg, {{"hint", spawned.error().hint}});
+    return ExitCodeFor(spawned.error().kind);
+  }
+  // The child has exited with this error's code; the loop below reaps it.
+  if (spawned->failure) log::Error(spawned->failure->msg, {{"hint", spawned->failure->hint}});
+  // Spawn returns after the child's exec: its process group is set.
+  const pid_t child = spawned->pid;
+  if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});
+  std::vector<int> keep = options.keep_fds;
+  keep.push_back(sfd);
+  CloseInheritedFds(keep);
+  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
+  return Supervisor(options, sfd, child, take_tty).Run();
+}
+
+}  // namespace agent_init

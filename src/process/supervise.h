@@ -1,0 +1,31 @@
+// --supervise: agent-init stays as the command's parent (PID 1 in a
+// container, or a child subreaper elsewhere), forwards signals, reaps every
+// orphan, and shuts the whole process tree down with a grace period.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process/users.h"
+
+namespace agent_init {
+
+struct SuperviseOptions {
+  int grace_seconds = 10;         // from SIGTERM to SIGKILL for the remaining descendants
+  bool signal_group = false;      // forward to the child's process group, not the child
+  std::map<int, int> signal_map;  // rewrite FROM -> TO before forwarding
+  std::vector<int> keep_fds;      // fds the supervisor keeps open (the volume lock)
+};
+
+/// Starts `argv` as a child, with this process's environment (dropping to
+/// `user` in the child when given), and
+/// supervises it until it and its descendants are gone. Returns the exit
+/// code for this process: the child's code, 128+N when signal N killed it,
+/// 126/127 when it could not be executed. Never fails once the child runs:
+/// problems are logged.
+int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
+              const SuperviseOptions& options);
+
+}  // namespace agent_init

@@ -1,0 +1,48 @@
+// The intent journal for multi-step changes to the volume. Before the first
+// step a change records what it is about to do; it updates the phase as it
+// goes and clears the record when done. A start that finds a record finishes
+// (or rolls back) that change before anything else touches the volume.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/dir.h"
+#include "base/error.h"
+#include "base/record.h"
+
+namespace agent_init {
+
+struct Intent {
+  std::string op;     // "migrate", "snapshot", "restore"
+  std::string id;     // names the work: conflict directory, snapshot
+  std::string phase;  // where the change had got to
+  Record args;        // op-specific values
+};
+
+/// Serialises and parses an intent (the journal file's content).
+std::string EncodeIntent(const Intent& intent);
+std::optional<Intent> DecodeIntent(std::string_view text);
+
+class Journal {
+ public:
+  /// `dir` is STATE/.agent-init.
+  explicit Journal(const Dir& dir) : dir_(dir) {}
+
+  /// The unfinished intent, if any. A journal that cannot be parsed is an
+  /// error naming the file: guessing could lose state.
+  Result<std::optional<Intent>> Read() const;
+
+  /// Durably records `intent` (write, fsync, rename, fsync).
+  Result<void> Write(const Intent& intent);
+
+  /// Durably removes the record.
+  Result<void> Clear();
+
+  static constexpr const char* kFile = "journal";
+
+ private:
+  const Dir& dir_;
+};
+
+}  // namespace agent_init

@@ -1,0 +1,121 @@
+#include "volume/lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/atomic_file.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "version.h"
+
+namespace agent_init {
+namespace {
+
+constexpr const char* kLockFile = "lock";
+constexpr const char* kOwnerFile = "owner";
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) < 0) return "unknown";
+  return buf;
+}
+
+std::optional<Owner> ReadOwner(const Dir& aidir) {
+  auto text = aidir.ReadSmallFile(kOwnerFile, 4096);
+  if (!text || !*text) return std::nullopt;
+  return DecodeOwner(**text);
+}
+
+}  // namespace
+
+std::string EncodeOwner(const Owner& o) {
+  return EncodeRecord(
+      {{"pid", o.pid}, {"host", o.host}, {"started", o.started}, {"version", o.version}, {"mode", o.mode}});
+}
+
+std::optional<Owner> DecodeOwner(std::string_view text) {
+  auto r = DecodeRecord(text);
+  if (!r) return std::nullopt;
+  Owner o;
+  o.pid = Lookup(*r, "pid").value_or("?");
+  o.host = Lookup(*r, "host").value_or("?");
+  o.started = Lookup(*r, "started").value_or("?");
+  o.version = Lookup(*r, "version").value_or("?");
+  o.mode = Lookup(*r, "mode").value_or("?");
+  return o;
+}
+
+std::string DescribeOwner(const Owner& o) {
+  return "pid " + o.pid + " on host " + o.host + " since " + o.started + " (agent-init " + o.version + ", " +
+         o.mode + ")";
+}
+
+Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, const std::string& mode) {
+  auto opened = aidir.OpenFile(kLockFile, O_RDWR | O_CREAT, 0600);
+  if (!opened) return std::unexpected(Wrap(opened.error(), "open volume lock"));
+  UniqueFd fd = std::move(*opened);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::seconds(timeout_seconds);
+  auto next_report = start;
+  auto pause = std::chrono::milliseconds(20);
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) < 0) {
+    int err = errno;
+    if (err == EINTR) continue;
+    if (err != EWOULDBLOCK) return SysFail(err, "lock " + Q(aidir.PathOf(kLockFile)));
+    auto now = Clock::now();
+    std::optional<Owner> owner = ReadOwner(aidir);
+    std::string holder = owner ? DescribeOwner(*owner) : "an unknown process";
+    if (now >= deadline) {
+      auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
+      return Fail(Kind::kBusy,
+                  "another agent-init instance is still running on this volume: its lock " +
+                      Q(aidir.PathOf(kLockFile)) + " is held by " + holder + "; gave up after waiting " +
+                      std::to_string(waited) + "s",
+                  "wait for the other container (an old pod in its termination grace period?) to stop, or "
+                  "raise --lock-timeout / AGENT_INIT_LOCK_TIMEOUT");
+    }
+    if (now >= next_report) {
+      log::Warn("waiting for the volume: another instance holds its lock",
+                {{"holder", holder},
+                 {"lock", aidir.PathOf(kLockFile)},
+                 {"timeout", std::to_string(timeout_seconds) + "s"}});
+      next_report = now + std::chrono::seconds(10);
+    }
+    std::this_thread::sleep_for(
+        std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+    pause = std::min(pause * 2, std::chrono::milliseconds(250));
+  }
+  // The agent inherits the lock: no FD_CLOEXEC on this one fd.
+  int flags = ::fcntl(fd.get(), F_GETFD);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFD, flags & ~FD_CLOEXEC) < 0) {
+    return SysFail(errno, "keep " + Q(aidir.PathOf(kLockFile)) + " open across exec");
+  }
+  Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, mode};
+  // Informational, and rewritten at every start: no fsync on the start path.
+  auto written = WriteFileFast(aidir, kOwnerFile, EncodeOwner(me));
+  if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));
+  return VolumeLock(std::move(fd));
+}
+
+Result<LockStatus> ProbeLock(const Dir& aidir) {
+  LockStatus status;
+  status.last_owner = ReadOwner(aidir);
+  auto opened = aidir.OpenFile(kLockFile, O_RDONLY);
+  if (!opened) {
+    if (opened.error().err == ENOENT) return status;
+    return std::unexpected(opened.error());
+  }
+  status.exists = true;
+  if (::flock(opened->get(), LOCK_SH | LOCK_NB) < 0) {
+    if (errno != EWOULDBLOCK) return SysFail(errno, "probe lock " + Q(aidir.PathOf(kLockFile)));
+    status.held = true;
+  }
+  return status;  // closing the fd drops the probe's shared lock
+}
+
+}  // namespace agent_init

@@ -1,0 +1,203 @@
+#include "volume/migrate.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/sys.h"
+#include "base/tree.h"
+
+namespace agent_init {
+namespace {
+
+constexpr const char* kWork = "migrate";
+constexpr const char* kIncoming = "migrate/incoming";
+constexpr const char* kPartial = "migrate/partial";
+
+bool IsRealDir(const std::optional<struct statx>& st) { return st && S_ISDIR(st->stx_mode); }
+bool IsRegular(const std::optional<struct statx>& st) { return st && S_ISREG(st->stx_mode); }
+
+// Phase collect: every entry of the image's run directory ends up in
+// `incoming`, complete, before the image's copy is removed.
+Result<void> Collect(const Dir& image_run, const Dir& aidir) {
+  auto incoming = aidir.MakeSub(kIncoming, 0700);
+  if (!incoming) return std::unexpected(incoming.error());
+  // A copy cut short by a crash is incomplete: start it again. (Through the
+  // opened work directory: a path of two names would let the kernel follow
+  // a symlink planted at the first.)
+  auto work = aidir.OpenSub(kWork);
+  if (!work) return std::unexpected(work.error());
+  auto cleared = RemoveEntry(*work, "partial");
+  if (!cleared) return std::unexpected(cleared.error());
+  auto entries = image_run.List();
+  if (!entries) return std::unexpected(entries.error());
+  for (const auto& e : *entries) {
+    const char* name = e.name.c_str();
+    auto have = incoming->Stat(e.name);
+    if (!have) return std::unexpected(have.error());
+    if (!*have) {
+      if (sys::RenameNoReplace(image_run.fd(), name, incoming->fd(), name) == 0) {
+        FaultPoint("migrate collect rename");
+        continue;
+      }
+      if (errno != EXDEV)
+        return SysFail(errno, "move " + Q(image_run.PathOf(e.name)) + " to " + Q(incoming->path()));
+      // Another filesystem, or a directory from an image layer (overlayfs
+      // refuses to rename those): copy, make the copy durable, publish it.
+      auto partial = aidir.MakeSub(kPartial, 0700);
+      if (!partial) return std::unexpected(partial.error());
+      auto copied = CopyEntry(image_run, e.name, *partial, e.name);
+      if (!copied) return std::unexpected(copied.error());
+      auto synced = SyncFilesystem(*partial);
+      if (!synced) return std::unexpected(synced.error());
+      FaultPoint("migrate collect copy");
+      if (sys::RenameNoReplace(partial->fd(), name, incoming->fd(), name) < 0) {
+        return SysFail(errno, "move " + Q(partial->PathOf(e.name)) + " to " + Q(incoming->path()));
+      }
+      auto dsync = SyncDir(*incoming);
+      if (!dsync) return std::unexpected(dsync.error());
+      FaultPoint("migrate collect publish");
+    }
+    // The complete copy is in `incoming`; the image's entry can go.
+    auto removed = RemoveEntry(image_run, e.name);
+    if (!removed) return std::unexpected(removed.error());
+    FaultPoint("migrate collect remove");
+  }
+  return {};
+}
+
+struct MergeCtx {
+  const Dir& aidir;
+  std::string conflicts_rel;  // .agent-init-relative directory for this id
+  MigrationResult& result;
+};
+
+Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, MergeCtx& ctx, int depth) {
+  if (depth >= kMaxTreeDepth) {
+    return Fail(Kind::kCannotPlace, "merge " + Q(from.path()) + ": nested deeper than " +
+                                        std::to_string(kMaxTreeDepth) + " levels; refusing");
+  }
+  auto entries = from.List();
+  if (!entries) return std::unexpected(entries.error());
+  for (const auto& e : *entries) {
+    const char* name = e.name.c_str();
+    std::string child_rel = rel.empty() ? e.name : rel + "/" + e.name;
+    auto src = from.Stat(e.name);
+    if (!src) return std::unexpected(src.error());
+    if (!*src) continue;
+    auto dst = into.Stat(e.name);
+    if (!dst) return std::unexpected(dst.error());
+    if (!*dst) {
+      if (sys::RenameNoReplace(from.fd(), name, into.fd(), name) < 0) {
+        return SysFail(errno, "move " + Q(from.PathOf(e.name)) + " to " + Q(into.path()));
+      }
+      FaultPoint("migrate merge rename");
+      ++ctx.result.moved;
+      continue;
+    }
+    if (IsRealDir(*src) && IsRealDir(*dst)) {
+      auto sub_from = from.OpenSub(e.name);
+      if (!sub_from) return std::unexpected(sub_from.error());
+      auto sub_into = into.OpenSub(e.name);
+      if (!sub_into) return std::unexpected(sub_into.error());
+      auto merged = Merge(*sub_from, *sub_into, child_rel, ctx, depth + 1);
+      if (!merged) return merged;
+      if (::unlinkat(from.fd(), name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+        return SysFail(errno, "remove " + Q(from.PathOf(e.name)));
+      }
+      FaultPoint("migrate merge rmdir");
+      continue;
+    }
+    if (IsRegular(*src) && IsRegular(*dst)) {
+      auto same = SameFileContent(from, e.name, into, e.name);
+      if (!same) return std::unexpected(same.error());
+      if (*same) {
+        if (::unlinkat(from.fd(), name, 0) < 0 && errno != ENOENT) {
+          return SysFail(errno, "remove " + Q(from.PathOf(e.name)));
+        }
+        FaultPoint("migrate merge identical");
+        ++ctx.result.identical;
+        continue;
+      }
+    }
+    // Both sides hold something different: the volume's copy is the live
+    // state and stays; the image's copy is kept aside, never dropped.
+    size_t slash = child_rel.rfind('/');
+    std::string parent_rel =
+        ctx.conflicts_rel + (slash == std::string::npos ? "" : "/" + child_rel.substr(0, slash));
+    auto aside = ctx.aidir.MakeSub(parent_rel, 0700);
+    if (!aside) return std::unexpected(aside.error());
+    if (sys::RenameNoReplace(from.fd(), name, aside->fd(), name) < 0) {
+      return SysFail(errno, "move " + Q(from.PathOf(e.name)) + " to " + Q(aside->path()));
+    }
+    FaultPoint("migrate merge conflict");
+    std::string kept = aside->PathOf(e.name);
+    log::Warn("the volume and the image both hold this state; kept the volume's copy",
+              {{"path", into.PathOf(e.name)}, {"image_copy", kept}});
+    ctx.result.conflicts.push_back(std::move(kept));
+  }
+  auto synced = SyncDir(into);
+  if (!synced) return std::unexpected(synced.error());
+  return {};
+}
+
+Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, const Dir& state_run,
+                                  const Dir& aidir, Journal& journal) {
+  MigrationResult result;
+  Intent intent = start;
+  if (intent.phase == "collect") {
+    if (image_run != nullptr) {
+      auto collected = Collect(*image_run, aidir);
+      if (!collected) return std::unexpected(collected.error());
+    }
+    intent.phase = "merge";
+    auto w = journal.Write(intent);
+    if (!w) return std::unexpected(w.error());
+  }
+  if (intent.phase != "merge") {
+    return Fail(Kind::kLayout,
+                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown migrate phase " + Q(intent.phase),
+                "inspect the volume, then remove the journal file by hand");
+  }
+  auto incoming = aidir.MakeSub(kIncoming, 0700);
+  if (!incoming) return std::unexpected(incoming.error());
+  MergeCtx ctx{aidir, "conflicts/" + intent.id, result};
+  auto merged = Merge(*incoming, state_run, "", ctx, 0);
+  if (!merged) return std::unexpected(merged.error());
+  auto removed = RemoveEntry(aidir, kWork);
+  if (!removed) return std::unexpected(removed.error());
+  auto cleared = journal.Clear();
+  if (!cleared) return std::unexpected(cleared.error());
+  return result;
+}
+
+}  // namespace
+
+Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, const Dir& aidir,
+                                   Journal& journal, const std::string& id) {
+  // With no unfinished migration in the journal, whatever is left in the
+  // work area is not a complete copy of anything: it must not stand in for
+  // the image's entries.
+  auto cleared = RemoveEntry(aidir, kWork);
+  if (!cleared) return std::unexpected(cleared.error());
+  Intent intent{"migrate", id, "collect", {{"from", image_run.path()}}};
+  auto w = journal.Write(intent);
+  if (!w) return std::unexpected(w.error());
+  auto r = RunPhases(intent, &image_run, state_run, aidir, journal);
+  if (!r)
+    return std::unexpected(
+        Wrap(r.error(), "migrate " + Q(image_run.path()) + " into " + Q(state_run.path())));
+  return r;
+}
+
+Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
+                                        const Dir& aidir, Journal& journal) {
+  log::Warn("finishing a migration that was interrupted", {{"id", intent.id}, {"phase", intent.phase}});
+  auto r = RunPhases(intent, image_run, state_run, aidir, journal);
+  if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted migration " + Q(intent.id)));
+  return r;
+}
+
+}  // namespace agent_init

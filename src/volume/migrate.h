@@ -1,0 +1,38 @@
+// Moving state that the image holds in VH/run (written before agent-init was
+// used) into STATE/run, so that nothing is lost when VH/run is replaced or
+// covered. Journaled: every phase can be resumed after a crash.
+//
+//   collect  each entry of VH/run goes to STATE/.agent-init/migrate/incoming:
+//            a rename where possible, else a copy (into migrate/partial, then
+//            synced and renamed), and only then is the image's entry removed.
+//   merge    incoming is merged into STATE/run: new entries are renamed in,
+//            identical files dropped, and where both sides differ the volume's
+//            copy stays and the image's goes to .agent-init/conflicts/<id>/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/dir.h"
+#include "base/error.h"
+#include "volume/journal.h"
+
+namespace agent_init {
+
+struct MigrationResult {
+  size_t moved = 0;                    // entries that now live in STATE/run
+  size_t identical = 0;                // files the volume already had, byte for byte
+  std::vector<std::string> conflicts;  // where the image's losing copies went
+};
+
+/// Migrates the entries of `image_run` into `state_run`. `aidir` is
+/// STATE/.agent-init; `id` names this migration (and its conflicts directory).
+Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, const Dir& aidir,
+                                   Journal& journal, const std::string& id);
+
+/// Finishes a migration that `intent` says was interrupted. `image_run` may
+/// be invalid (the image no longer has a run directory).
+Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
+                                        const Dir& aidir, Journal& journal);
+
+}  // namespace agent_init

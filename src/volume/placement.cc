@@ -1,0 +1,218 @@
+#include "volume/placement.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/sys.h"
+#include "base/tree.h"
+
+namespace agent_init {
+namespace {
+
+constexpr const char* kRun = "run";
+
+std::string ReadOnlyHint() {
+  return "the image's filesystem is read-only and agent-init may not mount here: grant mount "
+         "permission (CAP_SYS_ADMIN; with AppArmor also an unconfined profile) so that it can "
+         "bind-mount, or give the agent a writable copy of its data directory (see README, "
+         "read-only root filesystems)";
+}
+
+bool SameInode(const struct statx& a, const struct statx& b) {
+  return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
+}
+
+// Bind-mounts fd to fd: the new mount API where there is one, else mount(2)
+// through /proc/self/fd of the same verified fds. Seccomp profiles answer
+// the newer calls with ENOSYS or EPERM while allowing mount(2), so any
+// failure of the first is retried with the second, whose errno decides.
+int BindFds(int source, int target) {
+  if (sys::BindFdToFd(source, target) == 0) return 0;
+  return sys::BindViaProcFd(source, target);
+}
+
+Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir) {
+  created_dir = false;
+  if (::mkdirat(vh.fd(), kRun, 0770) == 0) {
+    created_dir = true;
+  } else if (errno != EEXIST) {
+    int err = errno;
+    return std::unexpected(MakeError(Kind::kCannotPlace, err, "create mount point " + Q(vh.PathOf(kRun)),
+                                     err == EROFS ? ReadOnlyHint() : ""));
+  }
+  int target = ::openat(vh.fd(), kRun, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(kRun)));
+  UniqueFd target_fd(target);
+  if (BindFds(state_run.fd(), target_fd.get()) < 0) {
+    int err = errno;
+    return std::unexpected(MakeError(Kind::kCannotPlace, err,
+                                     "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun))));
+  }
+  FaultPoint("place bind");
+  return {};
+}
+
+Result<void> Link(const Dir& vh, const RunStatus& status, const std::string& link_target) {
+  // The image's directory (emptied by the migration) goes first; a symlink
+  // cannot be renamed over a directory.
+  if (status.kind == RunStatus::Kind::kImageDir) {
+    if (::unlinkat(vh.fd(), kRun, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+      int err = errno;
+      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove the image's " + Q(vh.PathOf(kRun)),
+                                       err == EROFS ? ReadOnlyHint() : ""));
+    }
+  }
+  if (::symlinkat(link_target.c_str(), vh.fd(), kRun) < 0) {
+    int err = errno;
+    return std::unexpected(MakeError(Kind::kCannotPlace, err,
+                                     "create symlink " + Q(vh.PathOf(kRun)) + " -> " + Q(link_target),
+                                     err == EROFS ? ReadOnlyHint() : ""));
+  }
+  FaultPoint("place symlink");
+  return {};
+}
+
+bool NotPermitted(int err) { return err == EPERM || err == EACCES; }
+
+}  // namespace
+
+std::string_view PlacementName(Placement placement) {
+  switch (placement) {
+    case Placement::kNone:
+      return "none";
+    case Placement::kBind:
+      return "bind";
+    case Placement::kSymlink:
+      return "symlink";
+  }
+  return "none";
+}
+
+bool HaveMountCapability() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) < 0) return false;
+  return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
+}
+
+Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::string& link_target) {
+  RunStatus status;
+  auto st = vh.Stat(kRun);
+  if (!st) return std::unexpected(st.error());
+  if (!*st) return status;
+  if (S_ISLNK((*st)->stx_mode)) {
+    status.link_target = vh.ReadLink(kRun).value_or("");
+    // A relative target is relative to the directory holding the link.
+    std::string target =
+        status.link_target.starts_with('/') ? status.link_target : vh.path() + "/" + status.link_target;
+    bool same = NormalizePath(target) == NormalizePath(link_target);
+    status.kind = same ? RunStatus::Kind::kLinked : RunStatus::Kind::kOtherSymlink;
+    return status;
+  }
+  if (!S_ISDIR((*st)->stx_mode)) {
+    status.kind = RunStatus::Kind::kOther;
+    return status;
+  }
+  if (state_run != nullptr && state_run->valid()) {
+    // A bind mount shows the volume's inode at VH/run (the stat above
+    // crossed into the mount).
+    auto there = state_run->StatSelf();
+    if (there && SameInode(**st, *there)) {
+      status.kind = RunStatus::Kind::kBound;
+      return status;
+    }
+  }
+  status.kind = RunStatus::Kind::kImageDir;
+  auto run = vh.OpenSub(kRun);
+  if (!run) return std::unexpected(run.error());
+  auto entries = run->List();
+  if (!entries) return std::unexpected(entries.error());
+  status.has_entries = !entries->empty();
+  return status;
+}
+
+Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run,
+                              const std::string& link_target, const Dir& aidir, Journal& journal,
+                              const std::string& migration_id) {
+  PlaceOutcome out;
+  auto status = ExamineRun(vh, &state_run, link_target);
+  if (!status) return std::unexpected(status.error());
+  if (status->placed()) {
+    out.placement = status->placement();
+    return out;
+  }
+  if (status->kind == RunStatus::Kind::kOther) {
+    return Fail(Kind::kLayout, Q(vh.PathOf(kRun)) + " is neither a directory nor a symlink",
+                "the image is broken; remove the file or rebuild the image");
+  }
+  out.changed = true;
+
+  // A symlink to somewhere else (an older configuration, an image that ships
+  // one) is agent-init's to replace, whatever the method.
+  if (status->kind == RunStatus::Kind::kOtherSymlink) {
+    if (::unlinkat(vh.fd(), kRun, 0) < 0 && errno != ENOENT) {
+      int err = errno;
+      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove stale symlink " + Q(vh.PathOf(kRun)),
+                                       err == EROFS ? ReadOnlyHint() : ""));
+    }
+    log::Info("replaced a symlink that pointed elsewhere",
+              {{"path", vh.PathOf(kRun)}, {"was", status->link_target}});
+    status->kind = RunStatus::Kind::kAbsent;
+  }
+
+  if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
+    auto image_run = vh.OpenSub(kRun);
+    if (!image_run) return std::unexpected(image_run.error());
+    struct statvfs vfs;
+    if (::fstatvfs(image_run->fd(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+      // Nothing can have been written there at run time: it is the image's
+      // own content, which a bind mount covers and a symlink cannot replace.
+      log::Debug("the image's run directory is read-only; not migrating it", {{"path", image_run->path()}});
+    } else {
+      auto migrated = MigrateRun(*image_run, state_run, aidir, journal, migration_id);
+      if (!migrated) return std::unexpected(migrated.error());
+      log::Info("moved the image's run directory into the volume",
+                {{"from", image_run->path()},
+                 {"to", state_run.path()},
+                 {"moved", std::to_string(migrated->moved)},
+                 {"identical", std::to_string(migrated->identical)},
+                 {"conflicts", std::to_string(migrated->conflicts.size())}});
+      out.migration = std::move(*migrated);
+    }
+  }
+
+  if (method == Method::kAuto || method == Method::kBind) {
+    bool created = false;
+    auto bound = Bind(vh, state_run, created);
+    if (bound) {
+      out.placement = Placement::kBind;
+      return out;
+    }
+    if (method == Method::kBind || !NotPermitted(bound.error().err)) {
+      Error e = bound.error();
+      if (method == Method::kBind && NotPermitted(e.err) && e.hint.empty()) {
+        e.hint =
+            "mounting is not permitted here: grant CAP_SYS_ADMIN (and an unconfined AppArmor "
+            "profile), or use --method auto or symlink";
+      }
+      return std::unexpected(e);
+    }
+    log::Info("bind mount not permitted here; using a symlink instead",
+              {{"path", vh.PathOf(kRun)}, {"error", bound.error().msg}});
+    if (created) {
+      ::unlinkat(vh.fd(), kRun, AT_REMOVEDIR);
+      status->kind = RunStatus::Kind::kAbsent;
+    }
+  }
+  auto linked = Link(vh, *status, link_target);
+  if (!linked) return std::unexpected(linked.error());
+  out.placement = Placement::kSymlink;
+  return out;
+}
+
+}  // namespace agent_init

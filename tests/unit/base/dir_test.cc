@@ -1,0 +1,118 @@
+#include "base/dir.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+TEST(Dir, OpenSubRefusesSymlinksAnywhereOnThePath) {
+  test::TempDir t;
+  test::MakeDirs(t / "vol/a/b");
+  test::MakeDirs(t / "outside/b");
+  test::Symlink(t / "outside", t / "vol/link");
+  auto vol = Dir::OpenTrusted(t / "vol");
+  ASSERT_TRUE(vol);
+  EXPECT_TRUE(vol->OpenSub("a/b"));
+  auto via_link = vol->OpenSub("link/b");
+  ASSERT_FALSE(via_link);
+  EXPECT_EQ(ExitCodeFor(via_link.error().kind), 77);
+  EXPECT_NE(via_link.error().msg.find("symlink"), std::string::npos);
+  auto leaf_link = vol->OpenSub("link");
+  ASSERT_FALSE(leaf_link);
+}
+
+TEST(Dir, RefusesDotDotAndAbsolutePaths) {
+  test::TempDir t;
+  test::MakeDirs(t / "vol/a");
+  auto vol = Dir::OpenTrusted(t / "vol");
+  EXPECT_FALSE(vol->OpenSub("../vol"));
+  EXPECT_FALSE(vol->OpenSub("a/../.."));
+  EXPECT_FALSE(vol->OpenSub("/etc"));
+  EXPECT_FALSE(vol->OpenSub(""));
+  EXPECT_FALSE(vol->MakeSub("a//b", 0755));
+}
+
+TEST(Dir, MakeSubCreatesButNeverThroughASymlink) {
+  test::TempDir t;
+  test::MakeDirs(t / "vol");
+  test::MakeDirs(t / "outside");
+  test::Symlink(t / "outside", t / "vol/run");
+  auto vol = Dir::OpenTrusted(t / "vol");
+  auto made = vol->MakeSub("x/y/z", 0750);
+  ASSERT_TRUE(made) << made.error().msg;
+  EXPECT_TRUE(test::IsDir(t / "vol/x/y/z"));
+  auto run = vol->MakeSub("run/state", 0750);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(ExitCodeFor(run.error().kind), 77);
+  EXPECT_FALSE(test::Exists(t / "outside/state"));
+}
+
+TEST(Dir, FifoWhereADirectoryIsExpectedIsRefusedWithoutBlocking) {
+  test::TempDir t;
+  test::MakeDirs(t / "vol");
+  ASSERT_EQ(::mkfifo((t / "vol/run").c_str(), 0600), 0);
+  auto vol = Dir::OpenTrusted(t / "vol");
+  auto run = vol->MakeSub("run", 0750);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(ExitCodeFor(run.error().kind), 65);
+  EXPECT_NE(run.error().msg.find("expected a directory"), std::string::npos);
+}
+
+TEST(Dir, FifoWhereAFileIsExpectedIsRefusedWithoutBlocking) {
+  test::TempDir t;
+  ASSERT_EQ(::mkfifo((t / "journal").c_str(), 0600), 0);
+  auto dir = Dir::OpenTrusted(t.path());
+  auto content = dir->ReadSmallFile("journal");
+  ASSERT_FALSE(content);
+  EXPECT_NE(content.error().msg.find("regular file"), std::string::npos);
+}
+
+TEST(Dir, ReadSmallFileLimitsAndMissing) {
+  test::TempDir t;
+  test::WriteFile(t / "big", std::string(100, 'x'));
+  auto dir = Dir::OpenTrusted(t.path());
+  auto missing = dir->ReadSmallFile("nope");
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(*missing);
+  EXPECT_FALSE(dir->ReadSmallFile("big", 10));
+  auto ok = dir->ReadSmallFile("big", 100);
+  ASSERT_TRUE(ok && *ok);
+  EXPECT_EQ((*ok)->size(), 100u);
+}
+
+TEST(Dir, StatDoesNotFollowAndReportsMissing) {
+  test::TempDir t;
+  test::Symlink("/etc", t / "l");
+  auto dir = Dir::OpenTrusted(t.path());
+  auto st = dir->Stat("l");
+  ASSERT_TRUE(st && *st);
+  EXPECT_TRUE(S_ISLNK((*st)->stx_mode));
+  auto none = dir->Stat("none");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  auto through = dir->Stat("l/passwd");
+  EXPECT_FALSE(through) << "a symlink in the middle is refused";
+}
+
+TEST(Dir, MissingTrustedDirectoryKind) {
+  auto d = Dir::OpenTrusted("/nonexistent/agent-init", Kind::kCannotPlace);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(ExitCodeFor(d.error().kind), 73);
+  EXPECT_EQ(d.error().err, ENOENT);
+}
+
+TEST(NormalizePath, CollapsesDotsAndSlashes) {
+  EXPECT_EQ(NormalizePath("/a//b/./c/../d/"), "/a/b/d");
+  EXPECT_EQ(NormalizePath("/../.."), "/");
+  EXPECT_EQ(NormalizePath("/"), "/");
+}
+
+TEST(Quote, EscapesControlBytes) { EXPECT_EQ(Q("a\nb"), "`a\\x0ab`"); }
+
+}  // namespace
+}  // namespace agent_init

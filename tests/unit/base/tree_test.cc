@@ -1,0 +1,114 @@
+#include "base/tree.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+struct stat Lstat(const std::string& p) {
+  struct stat st {};
+  ::lstat(p.c_str(), &st);
+  return st;
+}
+
+TEST(Tree, CopyKeepsModesTimesSymlinksAndFifos) {
+  test::TempDir t;
+  test::WriteFile(t / "src/run/a", "alpha", 0640);
+  test::WriteFile(t / "src/run/sub/b", "beta", 0600);
+  test::Symlink("sub/b", t / "src/run/link");
+  test::Symlink("/etc/passwd", t / "src/run/abs-link");
+  ASSERT_EQ(::mkfifo((t / "src/run/fifo").c_str(), 0620), 0);
+  ::chmod((t / "src/run/sub").c_str(), 0710);
+  struct timeval tv[2] = {{1000000, 0}, {1234567, 0}};
+  ASSERT_EQ(::utimes((t / "src/run/a").c_str(), tv), 0);
+  ASSERT_EQ(::utimes((t / "src/run/sub").c_str(), tv), 0);
+  test::MakeDirs(t / "dst");
+
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  CopyStats stats;
+  auto r = CopyEntry(*src, "run", *dst, "copy", &stats);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_EQ(test::TreeDigest(t / "src/run"), test::TreeDigest(t / "dst/copy"));
+  EXPECT_EQ(stats.files, 3u);  // a, b, fifo
+  EXPECT_EQ(stats.symlinks, 2u);
+  EXPECT_EQ(Lstat(t / "dst/copy/a").st_mtime, 1234567);
+  EXPECT_EQ(Lstat(t / "dst/copy/sub").st_mtime, 1234567);
+  EXPECT_EQ(Lstat(t / "dst/copy/sub").st_mode & 07777, 0710u);
+  EXPECT_EQ(std::string(test::ReadFile(t / "dst/copy/link")), "beta");
+}
+
+TEST(Tree, CopyKeepsHolesInSparseFiles) {
+  test::TempDir t;
+  test::MakeDirs(t / "src");
+  int fd = ::open((t / "src/sparse").c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "head", 4, 0), 4);
+  ASSERT_EQ(::pwrite(fd, "tail", 4, 64 << 20), 4);
+  ::close(fd);
+  test::MakeDirs(t / "dst");
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  ASSERT_TRUE(CopyEntry(*src, "sparse", *dst, "sparse"));
+  struct stat a = Lstat(t / "src/sparse"), b = Lstat(t / "dst/sparse");
+  EXPECT_EQ(a.st_size, b.st_size);
+  EXPECT_LT(b.st_blocks * 512, 8 << 20) << "the hole was filled in";
+  EXPECT_EQ(test::ReadFile(t / "src/sparse"), test::ReadFile(t / "dst/sparse"));
+}
+
+TEST(Tree, CopyRefusesToOverwrite) {
+  test::TempDir t;
+  test::WriteFile(t / "a", "1");
+  test::WriteFile(t / "b", "2");
+  auto d = Dir::OpenTrusted(t.path());
+  EXPECT_FALSE(CopyEntry(*d, "a", *d, "b"));
+  EXPECT_EQ(test::ReadFile(t / "b"), "2");
+}
+
+TEST(Tree, RemoveNeverFollowsSymlinks) {
+  test::TempDir t;
+  test::WriteFile(t / "outside/keep", "precious");
+  test::WriteFile(t / "vol/run/x/y", "data");
+  test::Symlink(t / "outside", t / "vol/run/escape");
+  auto vol = Dir::OpenTrusted(t / "vol");
+  ASSERT_TRUE(RemoveEntry(*vol, "run"));
+  EXPECT_FALSE(test::Exists(t / "vol/run"));
+  EXPECT_EQ(test::ReadFile(t / "outside/keep"), "precious");
+  EXPECT_TRUE(RemoveEntry(*vol, "run")) << "missing is fine";
+}
+
+TEST(Tree, DeepTreesAreRefusedNotCrashed) {
+  test::TempDir t;
+  std::string p = t / "deep";
+  std::string rel;
+  for (int i = 0; i < kMaxTreeDepth + 5; ++i) rel += (i ? "/d" : "d");
+  test::MakeDirs(p + "/" + rel);
+  test::MakeDirs(t / "dst");
+  auto src = Dir::OpenTrusted(p);
+  auto dst = Dir::OpenTrusted(t / "dst");
+  auto r = CopyEntry(*src, "d", *dst, "d");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().msg.find("deeper"), std::string::npos);
+}
+
+TEST(Tree, SameFileContent) {
+  test::TempDir t;
+  test::WriteFile(t / "a", "same");
+  test::WriteFile(t / "b", "same");
+  test::WriteFile(t / "c", "diff");
+  test::WriteFile(t / "d", "samesame");
+  auto d = Dir::OpenTrusted(t.path());
+  EXPECT_TRUE(*SameFileContent(*d, "a", *d, "b"));
+  EXPECT_FALSE(*SameFileContent(*d, "a", *d, "c"));
+  EXPECT_FALSE(*SameFileContent(*d, "a", *d, "d"));
+}
+
+}  // namespace
+}  // namespace agent_init

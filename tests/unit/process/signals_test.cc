@@ -1,0 +1,53 @@
+#include "process/signals.h"
+
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "process/proc.h"
+
+namespace agent_init {
+namespace {
+
+TEST(Signals, ParsesNamesNumbersAndRealtime) {
+  EXPECT_EQ(ParseSignal("TERM"), SIGTERM);
+  EXPECT_EQ(ParseSignal("SIGTERM"), SIGTERM);
+  EXPECT_EQ(ParseSignal("sigquit"), SIGQUIT);
+  EXPECT_EQ(ParseSignal("15"), 15);
+  EXPECT_EQ(ParseSignal("RTMIN+3"), SIGRTMIN + 3);
+  EXPECT_EQ(ParseSignal("SIGRTMAX-1"), SIGRTMAX - 1);
+  EXPECT_EQ(ParseSignal("RTMIN"), SIGRTMIN);
+  EXPECT_FALSE(ParseSignal("0"));
+  EXPECT_FALSE(ParseSignal("65"));
+  EXPECT_FALSE(ParseSignal("RTMAX+1"));
+  EXPECT_FALSE(ParseSignal("NOPE"));
+  EXPECT_FALSE(ParseSignal(""));
+  EXPECT_EQ(SignalName(SIGTERM), "SIGTERM");
+  EXPECT_EQ(SignalName(SIGRTMIN + 3), "SIGRTMIN+3");
+}
+
+TEST(Signals, SignalMap) {
+  auto m = ParseSignalMap({"TERM:QUIT", "HUP:RTMIN+3"});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->at(SIGTERM), SIGQUIT);
+  EXPECT_EQ(m->at(SIGHUP), SIGRTMIN + 3);
+  for (const char* bad : {"TERM", "TERM:", ":QUIT", "KILL:TERM", "STOP:TERM", "CHLD:TERM", "TERM:BOGUS"}) {
+    auto r = ParseSignalMap({bad});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(ExitCodeFor(r.error().kind), 64);
+  }
+}
+
+TEST(Proc, ParsesStatWithAwkwardCommandNames) {
+  auto st = ParseProcStat("1234 (a (b) c) S 77 1234 1234 0 -1");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->pid, 1234);
+  EXPECT_EQ(st->ppid, 77);
+  EXPECT_EQ(st->state, 'S');
+  EXPECT_EQ(ParseProcStat("5 (zombie) Z 1 5")->state, 'Z');
+  EXPECT_FALSE(ParseProcStat("garbage"));
+  EXPECT_FALSE(ParseProcStat("1 (x)"));
+}
+
+}  // namespace
+}  // namespace agent_init
