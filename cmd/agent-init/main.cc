@@ -6,20 +6,23 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "config.h"
 #include "base/dir.h"
 #include "base/error.h"
-#include "process/exec.h"
-#include "commands/inspect.h"
+#include "base/exit_codes.h"
 #include "base/log.h"
+#include "commands/inspect.h"
 #include "commands/prepare.h"
-#include "process/privileges.h"
 #include "commands/restore.h"
+#include "config.h"
+#include "process/exec.h"
+#include "process/privileges.h"
 #include "process/signals.h"
 #include "process/supervise.h"
+#include "process/users.h"
 #include "version.h"
 
 extern char** environ;
@@ -29,24 +32,10 @@ namespace {
 using agent_init::Config;
 using agent_init::Error;
 using agent_init::Kind;
-
-constexpr const char* kExitCodes =
-    R"(Exit codes (before the command runs; after it, the status is the command's own):
-  0    ready (prepare, inspect without problems)
-  64   bad usage: unknown option, bad value, no command
-  65   the home's layout is missing, ambiguous or broken; or an executable place is noexec or on the volume
-  67   --user names a user or group that does not exist
-  73   the run directory could not be put in place (e.g. read-only root and no permission to mount)
-  75   temporarily unavailable: another instance holds the volume
-  77   permission denied, or refused for safety (a symlink planted in the volume)
-  126  the command is not executable
-  127  the command was not found)";
-
-enum class Mode { kExec, kPrepare, kInspect, kRestore };
+using agent_init::Mode;
 
 struct Cli {
   Config config;
-  Mode mode = Mode::kExec;
   bool json = false;
   std::string log_format = "text";
   std::string log_level = "info";
@@ -67,8 +56,10 @@ agent_init::log::Level ParseLevel(const std::string& s) {
   return Level::kInfo;
 }
 
-// Prints a failure once, in the chosen log format, and returns its exit code.
+// Prints a failure once, in the chosen log format (after the further
+// problems the same check found), and returns its exit code.
 int Report(const Error& e) {
+  for (const auto& other : e.also) agent_init::log::Error(other);
   int code = agent_init::ExitCodeFor(e.kind);
   if (e.hint.empty()) {
     agent_init::log::Error(e.msg, {{"exit_code", std::to_string(code)}});
@@ -114,6 +105,16 @@ std::string Absolute(const std::string& path) {
   return agent_init::NormalizePath(std::string(cwd) + "/" + path);
 }
 
+// agent-init's own options that take a value, as the app defines them.
+std::vector<std::string> ValueOptions(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_expected_min() <= 0) continue;
+    for (const std::string& name : opt->get_lnames()) out.push_back("--" + name);
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
                "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  app.footer(std::string(kExitCodes) + "\n\nEvery option also reads the environment variable shown as Env.");
+  app.footer(agent_init::ExitCodeHelp() + "\n\nEvery option also reads the environment variable shown as Env.");
   app.set_version_flag("--version", AGENT_INIT_VERSION);
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
@@ -230,58 +231,71 @@ int main(int argc, char** argv) {
     return UsageError(e.what());
   }
 
-  if (prepare->parsed()) cli.mode = Mode::kPrepare;
-  if (inspect->parsed()) cli.mode = Mode::kInspect;
-  if (restore->parsed()) cli.mode = Mode::kRestore;
-  if (cli.mode != Mode::kExec && cli.mode != Mode::kInspect && !cli.command.empty()) {
+  Config& config = cli.config;
+  config.mode = prepare->parsed()   ? Mode::kPrepare
+                : inspect->parsed() ? Mode::kInspect
+                : restore->parsed() ? Mode::kRestore
+                : cli.supervise     ? Mode::kSupervise
+                                    : Mode::kExec;
+  const bool runs_command = config.mode == Mode::kExec || config.mode == Mode::kSupervise;
+  if (!runs_command && config.mode != Mode::kInspect && !cli.command.empty()) {
     return UsageError("unexpected arguments after the mode: " + cli.command.front());
   }
-  if (cli.mode == Mode::kExec && cli.command.empty()) {
+  if (runs_command && cli.command.empty()) {
     return UsageError("no command given: agent-init [OPTIONS] -- COMMAND [ARG...], or agent-init prepare");
   }
-  if (!cli.config.versioned_home.empty() && !agent_init::IsPlainName(cli.config.versioned_home)) {
+  if (!config.versioned_home.empty() && !agent_init::IsPlainName(config.versioned_home)) {
     return UsageError("--versioned-home must be one directory name under HOME/data, not " +
-                      agent_init::Q(cli.config.versioned_home));
+                      agent_init::Q(config.versioned_home));
   }
   auto signal_map = agent_init::ParseSignalMap(cli.signal_map);
   if (!signal_map) return UsageError(signal_map.error().msg);
-  cli.config.home = Absolute(cli.config.home);
-  cli.config.state = Absolute(cli.config.state);
+  config.home = Absolute(config.home);
+  config.state = Absolute(config.state);
+  config.value_options = ValueOptions(app);
   agent_init::log::Init(
       cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
       ParseLevel(cli.log_level));
 
   if (auto refused = agent_init::RefuseSetuidStart(); !refused) return Report(refused.error());
 
-  if (cli.mode == Mode::kInspect) {
-    agent_init::InspectReport report = agent_init::Inspect(cli.config, cli.command);
+  if (config.mode == Mode::kInspect) {
+    agent_init::InspectReport report = agent_init::Inspect(config, cli.command);
     std::string out = cli.json ? agent_init::RenderJson(report) : agent_init::RenderText(report);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
   }
 
-  if (cli.mode == Mode::kRestore) {
-    cli.config.mode = "restore";
-    auto restored = agent_init::Restore(cli.config, cli.snapshot);
+  // --user: resolved once, before anything is touched (an unknown name
+  // fails here), for the hand-over and the switch alike.
+  std::optional<agent_init::Credentials> user;
+  if (!config.user.empty()) {
+    auto resolved = agent_init::ResolveUserFromFiles(config.user);
+    if (!resolved) return Report(resolved.error());
+    user = std::move(*resolved);
+  }
+
+  if (config.mode == Mode::kRestore) {
+    auto restored = agent_init::Restore(config, user, cli.snapshot);
     return restored ? 0 : Report(restored.error());
   }
 
-  cli.config.mode = cli.mode == Mode::kPrepare ? "prepare" : cli.supervise ? "supervise" : "exec";
-  auto prepared = agent_init::Prepare(cli.config, cli.command);
+  auto prepared = agent_init::Prepare(config, user, cli.command);
   if (!prepared) return Report(prepared.error());
-  if (cli.mode == Mode::kPrepare) return 0;  // the lock is released on exit
+  if (config.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
   for (const auto& [key, value] : prepared->environment) {
     const char* current = std::getenv(key.c_str());
     if (current == nullptr || *current == '\0') ::setenv(key.c_str(), value.c_str(), 1);
   }
-  if (cli.supervise) {
+  if (config.mode == Mode::kSupervise) {
     agent_init::SuperviseOptions options{
         cli.grace, cli.signal_group, std::move(*signal_map), {prepared->lock.fd()}};
-    return agent_init::Supervise(cli.command, prepared->user, options);
+    auto status = agent_init::Supervise(cli.command, user, options);
+    return status ? *status : Report(status.error());
   }
-  if (prepared->user) {
-    if (auto dropped = agent_init::DropPrivileges(*prepared->user); !dropped) return Report(dropped.error());
+  if (user) {
+    if (auto dropped = agent_init::DropPrivileges(*user); !dropped) return Report(dropped.error());
   }
   // The agent keeps holding the volume lock: the fd survives the exec.
   prepared->lock.ReleaseToExec();

@@ -4,34 +4,12 @@
 
 namespace agent_init {
 
-int ExitCodeFor(Kind kind) noexcept {
-  switch (kind) {
-    case Kind::kUsage:
-      return 64;
-    case Kind::kLayout:
-      return 65;
-    case Kind::kNoUser:
-      return 67;
-    case Kind::kCannotPlace:
-      return 73;
-    case Kind::kBusy:
-      return 75;
-    case Kind::kDenied:
-      return 77;
-    case Kind::kNotExecutable:
-      return 126;
-    case Kind::kNotFound:
-      return 127;
-  }
-  return 73;
-}
-
 Error MakeError(Kind kind, int err, std::string msg, std::string hint) {
   if (err != 0) {
     msg += ": ";
     msg += std::strerror(err);
   }
-  return Error{kind, err, std::move(msg), std::move(hint)};
+  return Error{kind, err, std::move(msg), std::move(hint), {}};
 }
 
 Error Wrap(Error e, std::string_view context) {

@@ -7,11 +7,12 @@
 #include <expected>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace agent_init {
 
 /// The documented failure classes. Each maps to exactly one exit code in
-/// ExitCodeFor(); README and --help list the same table.
+/// the table of base/exit_codes.h.
 enum class Kind {
   kUsage,          // 64: bad command line or option value
   kLayout,         // 65: home layout missing, ambiguous, broken, or unsafe to use
@@ -23,7 +24,7 @@ enum class Kind {
   kNotFound,       // 127: the command was not found
 };
 
-/// Exit codes, as documented in README and --help.
+/// The exit code that reports `kind` (the table in base/exit_codes.h).
 int ExitCodeFor(Kind kind) noexcept;
 
 /// A failure: its class, the errno that caused it (0 when none), a message that
@@ -34,6 +35,7 @@ struct Error {
   int err = 0;
   std::string msg;
   std::string hint;
+  std::vector<std::string> also;  // further problems the same check found, reported before this one
 };
 
 template <class T>

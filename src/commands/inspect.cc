@@ -1,11 +1,11 @@
 #include "commands/inspect.h"
 
-#include "volume/journal.h"
-#include "base/json.h"
 #include "base/mount_table.h"
+#include "image/image.h"
+#include "volume/names.h"
 #include "volume/placement.h"
-#include "commands/prepare.h"
 #include "volume/state_path.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 namespace {
@@ -18,8 +18,8 @@ void AddProblem(InspectReport& r, std::string code, std::string path, const Erro
 
 // What PlaceRun would do, predicted from the capability set; seccomp or an
 // LSM may still refuse the mount, and auto then falls back to the symlink.
-void PredictMethod(const Config& config, InspectReport& r) {
-  switch (config.method) {
+void PredictMethod(Method method, Privileged& ops, InspectReport& r) {
+  switch (method) {
     case Method::kBind:
       r.method = "bind";
       r.method_reason = "--method bind";
@@ -29,7 +29,7 @@ void PredictMethod(const Config& config, InspectReport& r) {
       r.method_reason = "--method symlink";
       return;
     case Method::kAuto:
-      if (HaveMountCapability()) {
+      if (ops.HasMountCapability()) {
         r.method = "bind";
         r.method_reason = "auto: CAP_SYS_ADMIN is effective (falls back to symlink if the mount is refused)";
       } else {
@@ -40,300 +40,142 @@ void PredictMethod(const Config& config, InspectReport& r) {
 }
 
 // The lock, the history, the snapshots and any unfinished change.
-void InspectBookkeeping(const Dir& aidir, InspectReport& r) {
+void InspectBookkeeping(Volume& volume, InspectReport& r) {
+  const Dir& aidir = volume.bookkeeping();
   auto lock = ProbeLock(aidir);
   if (lock) {
     r.lock = *lock;
   } else {
-    AddProblem(r, "state-unsafe", aidir.PathOf("lock"), lock.error());
+    AddProblem(r, "state-unsafe", aidir.PathOf(names::kLock), lock.error());
   }
   auto history = ReadHistory(aidir);
   if (history) {
     r.history = *history;
   } else {
-    AddProblem(r, "state-unsafe", aidir.PathOf("history"), history.error());
+    AddProblem(r, "state-unsafe", aidir.PathOf(names::kHistory), history.error());
   }
-  auto snapshots = ListSnapshots(aidir);
+  auto snapshots = ListSnapshots(volume);
   if (snapshots) {
     r.snapshots = *snapshots;
   } else {
-    AddProblem(r, "state-unsafe", aidir.PathOf("snapshots"), snapshots.error());
+    AddProblem(r, "state-unsafe", aidir.PathOf(names::kSnapshots), snapshots.error());
   }
-  Journal journal(aidir);
+  Journal& journal = volume.journal();
   auto intent = journal.Read();
   if (!intent) {
-    AddProblem(r, "journal", aidir.PathOf(Journal::kFile), intent.error());
+    AddProblem(r, "journal", journal.Path(), intent.error());
   } else if (*intent) {
     r.pending_change = (*intent)->op + " " + (*intent)->id + " (phase " + (*intent)->phase + ")";
-    r.warnings.push_back("an interrupted change waits in " + Q(aidir.PathOf(Journal::kFile)) + ": " +
-                         *r.pending_change + "; the next prepare finishes it");
+    r.warnings.push_back("an interrupted change waits in " + Q(journal.Path()) + ": " + *r.pending_change +
+                         "; the next prepare finishes it");
   }
+}
+
+// The volume: its run directory (run layout) and its bookkeeping.
+std::optional<Volume> InspectVolume(const std::string& state, std::optional<Dir>& state_run, InspectReport& r) {
+  auto volume = Volume::Open(state);
+  if (!volume) {
+    AddProblem(r, "state-missing", state, volume.error());
+    return std::nullopt;
+  }
+  auto run = volume->dir().OpenSub(Volume::RunRel(Layout::kRun));
+  if (run) {
+    state_run = std::move(*run);
+  } else if (run.error().err != ENOENT) {
+    AddProblem(r, "state-unsafe", r.state_run, run.error());
+  }
+  auto opened = volume->OpenBookkeeping();
+  if (!opened) {
+    AddProblem(r, "state-unsafe", volume->BookkeepingPath(""), opened.error());
+  } else if (*opened) {
+    InspectBookkeeping(*volume, r);
+  }
+  return std::move(*volume);
 }
 
 // The state layout: STATE_PATH, the .installed marker, and (7.x) whether
 // STATE/data/install and tmp already point at the image.
-void InspectStateLayout(const Config& config, const Dir* state, InspectReport& r) {
-  r.state_run = NormalizePath(config.state + "/data/run");
-  r.method = r.layout.generation == Generation::kV1 ? "symlink" : "none";
-  r.method_reason = r.layout.generation == Generation::kV1
-                        ? "state layout, 7.x: STATE/data/install and tmp become symlinks into the image"
-                        : "state layout: the volume is STATE_PATH; nothing to put in place";
+void InspectStateLayout(const Config& config, const std::string& vh_name, const Volume* volume,
+                        InspectReport& r) {
+  const bool links = LinksExecDirs(r.layout);
+  r.state_run = Volume::RunPathOf(config.state, Layout::kState);
+  r.method = links ? "symlink" : "none";
+  r.method_reason = links ? "state layout, 7.x: STATE/data/install and tmp become symlinks into the image"
+                          : "state layout: the volume is STATE_PATH; nothing to put in place";
   if (auto env = CheckStatePathEnvironment(config.state); !env)
     AddProblem(r, "state-path", config.state, env.error());
-  if (state == nullptr) return;
-  auto data = state->OpenSub("data");
+  if (volume == nullptr) return;
+  auto data = volume->OpenData();
   if (!data) return;
   if (auto marker = RefuseInstalledMarker(*data); !marker)
-    AddProblem(r, "installed-marker", data->PathOf(".installed"), marker.error());
-  if (r.layout.generation == Generation::kV1) {
-    std::string image_data = NormalizePath(config.home + "/data");
-    r.prepared = data->ReadLink("tmp") == image_data + "/tmp" &&
-                 data->ReadLink("install") == (r.versioned_home ? *r.versioned_home + "/install" : "");
-  } else {
-    r.prepared = static_cast<bool>(data->OpenSub("run"));
-  }
+    AddProblem(r, "installed-marker", data->PathOf(names::kInstalledMarker), marker.error());
+  r.prepared = links ? ExecLinksInPlace(*data, ExecLinks(config.home, vh_name))
+                     : static_cast<bool>(data->OpenSub(names::kRun));
 }
 
-void WriteOwner(JsonWriter& j, const std::optional<Owner>& o) {
-  if (!o) {
-    j.Null();
+// The run layout: what VH/run is now.
+void InspectRunLayout(const Dir& vh, const Dir* state_run, InspectReport& r) {
+  auto status = ExamineRun(vh, state_run, r.state_run);
+  if (!status) {
+    AddProblem(r, "layout", vh.PathOf(names::kRun), status.error());
     return;
   }
-  j.BeginObject().Field("pid", o->pid).Field("host", o->host).Field("started", o->started);
-  j.Field("version", o->version).Field("mode", o->mode).EndObject();
+  r.prepared = status->placed();
+  if (r.prepared) {
+    r.method = std::string(PlacementName(status->placement()));
+    r.method_reason = "already in place";
+  }
+  if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
+    r.warnings.push_back(Q(vh.PathOf(names::kRun)) + " holds state from before agent-init; prepare moves it into " +
+                         Q(r.state_run));
+  }
 }
 
-void WritePlace(JsonWriter& j, const Place& p) {
-  j.BeginObject();
-  j.Field("role", p.role).Field("path", p.path);
-  if (p.found_mount) {
-    j.Field("target", p.mount.target).Field("fstype", p.mount.fstype);
-    j.Field("options", p.mount.vfs_options).Key("noexec").Bool(p.mount.noexec);
-  } else {
-    j.Key("target").Null().Key("fstype").Null().Key("options").Null().Key("noexec").Null();
+// Where the agent executes from, with the mount of each place.
+void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
+  auto table = MountTable::Read();
+  if (!table) {
+    AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
+    return;
   }
-  j.Key("mount_id").Uint(p.mount_id);
-  j.EndObject();
+  auto source = [&]() -> const MountTable* { return &*table; };
+  PlacesReport places = CheckPlaces(image.data, image.vh, volume.dir(), source, LinksExecDirs(r.layout));
+  for (auto& p : places.places) AttachMount(p, *table);
+  r.places = std::move(places.places);
+  for (auto& p : places.problems) r.problems.push_back(std::move(p));
+  for (auto& w : places.warnings) r.warnings.push_back(std::move(w));
 }
 
 }  // namespace
 
-InspectReport Inspect(const Config& config, const std::vector<std::string>& command) {
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command, Privileged& ops) {
   InspectReport r;
   r.home = config.home;
   r.data = NormalizePath(config.home + "/data");
   r.state = config.state;
-  r.state_run = StateRunPath(config);
-  PredictMethod(config, r);
+  r.state_run = Volume::RunPathOf(config.state, Layout::kRun);
+  PredictMethod(config.method, ops, r);
 
-  auto home = OpenHome(config.home);
-  std::optional<Dir> data;
-  std::optional<Dir> vh;
-  if (!home) {
-    AddProblem(r, "layout", config.home, home.error());
-  } else {
-    auto image_data = OpenImageData(*home);
-    if (image_data) {
-      r.discovery = Discover(*home, *image_data, config.versioned_home);
-      data = std::move(*image_data);
-    } else {
-      r.discovery.data_path = r.data;
-      r.discovery.error = image_data.error();
-    }
-    for (const auto& w : r.discovery.warnings) r.warnings.push_back(w);
-    if (r.discovery.error) {
-      AddProblem(r, "layout", r.data, *r.discovery.error);
-    } else {
-      auto opened = data->OpenSub(*r.discovery.versioned_home);
-      if (opened) {
-        r.versioned_home = opened->path();
-        vh = std::move(*opened);
-      } else {
-        AddProblem(r, "layout", r.data + "/" + *r.discovery.versioned_home, opened.error());
-      }
-    }
-  }
+  OpenedImage opened = OpenImage(config.home, config.versioned_home, Listing::kAll);
+  const Image& image = opened.image;
+  r.discovery = image.discovery;
+  r.warnings = image.discovery.warnings;
+  if (opened.failure) AddProblem(r, "layout", opened.failure->path, opened.failure->error);
+  const bool have_vh = image.vh.valid();
+  if (have_vh) r.versioned_home = image.vh.path();
 
-  auto state = Dir::OpenTrusted(config.state, Kind::kCannotPlace);
   std::optional<Dir> state_run;
-  if (!state) {
-    AddProblem(r, "state-missing", config.state, state.error());
+  std::optional<Volume> volume = InspectVolume(config.state, state_run, r);
+
+  if (!have_vh) return r;
+  r.layout = DecideLayout(config.layout, command, config.value_options, image.vh, GenerationLookup::kAlways);
+  if (r.layout.layout == Layout::kState) {
+    InspectStateLayout(config, *image.discovery.versioned_home, volume ? &*volume : nullptr, r);
   } else {
-    auto run = state->OpenSub("run");
-    if (run) {
-      state_run = std::move(*run);
-    } else if (run.error().err != ENOENT) {
-      AddProblem(r, "state-unsafe", r.state_run, run.error());
-    }
-    auto aidir = state->OpenSub(".agent-init");
-    if (aidir) {
-      InspectBookkeeping(*aidir, r);
-    } else if (aidir.error().err != ENOENT) {
-      AddProblem(r, "state-unsafe", state->PathOf(".agent-init"), aidir.error());
-    }
+    InspectRunLayout(image.vh, state_run ? &*state_run : nullptr, r);
   }
-
-  if (vh) {
-    r.layout = DecideLayout(config.layout, command, *vh, kDefaultEntrypoint, GenerationLookup::kAlways);
-  }
-  if (vh && r.layout.layout == Layout::kState) {
-    InspectStateLayout(config, state ? &*state : nullptr, r);
-  } else if (vh) {
-    auto status = ExamineRun(*vh, state_run ? &*state_run : nullptr, r.state_run);
-    if (!status) {
-      AddProblem(r, "layout", vh->PathOf("run"), status.error());
-    } else {
-      r.prepared = status->placed();
-      if (r.prepared) {
-        r.method = std::string(PlacementName(status->placement()));
-        r.method_reason = "already in place";
-      }
-      if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
-        r.warnings.push_back(Q(vh->PathOf("run")) +
-                             " holds state from before agent-init; prepare moves it into " + Q(r.state_run));
-      }
-    }
-  }
-
-  if (home && vh && state) {
-    auto table = MountTable::Read();
-    if (!table) {
-      AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
-    } else {
-      auto source = [&]() -> const MountTable* { return &*table; };
-      PlacesReport places = CheckPlaces(*data, *vh, *state, source);  // vh was opened from data
-      for (auto& p : places.places) AttachMount(p, *table);
-      r.places = std::move(places.places);
-      for (auto& p : places.problems) r.problems.push_back(std::move(p));
-      for (auto& w : places.warnings) r.warnings.push_back(std::move(w));
-      if (places.exdev) {
-        // As prepare decides: a problem where the state layout links a 7.x
-        // agent's install and temp directories, a warning elsewhere.
-        bool links = r.layout.layout == Layout::kState && r.layout.generation == Generation::kV1;
-        if (links) {
-          r.problems.push_back(*places.exdev);
-        } else {
-          r.warnings.push_back(places.exdev->message);
-        }
-      }
-    }
-  }
+  if (volume) InspectPlaces(image, *volume, r);
   return r;
-}
-
-std::string RenderJson(const InspectReport& r) {
-  JsonWriter j;
-  j.BeginObject();
-  j.Field("home", r.home).Field("data", r.data);
-  j.Key("versioned_home");
-  if (r.versioned_home)
-    j.String(*r.versioned_home);
-  else
-    j.Null();
-  j.Key("versioned_home_evidence");
-  if (r.versioned_home)
-    j.String(RuleName(r.discovery.rule));
-  else
-    j.Null();
-  j.Key("evidence").BeginArray();
-  for (const auto& ev : r.discovery.evidence) {
-    j.BeginObject().Field("rule", RuleName(ev.rule)).Field("source", ev.source).Field("says", ev.says);
-    j.Key("names");
-    if (ev.names)
-      j.String(*ev.names);
-    else
-      j.Null();
-    j.Key("exists").Bool(ev.exists).EndObject();
-  }
-  j.EndArray();
-  j.Key("candidates").BeginArray();
-  for (const auto& c : r.discovery.candidates) j.String(c.name);
-  j.EndArray();
-  j.Field("state", r.state).Field("state_run", r.state_run);
-  j.Field("layout", LayoutName(r.layout.layout)).Field("layout_evidence", r.layout.evidence);
-  j.Field("generation", GenerationName(r.layout.generation))
-      .Field("generation_evidence", r.layout.generation_evidence);
-  j.Field("method", r.method).Field("method_reason", r.method_reason);
-  j.Key("prepared").Bool(r.prepared);
-  j.Key("mounts").BeginArray();
-  for (const auto& p : r.places) WritePlace(j, p);
-  j.EndArray();
-  j.Key("lock").BeginObject().Key("held").Bool(r.lock.held).Key("last_owner");
-  WriteOwner(j, r.lock.last_owner);
-  j.EndObject();
-  j.Key("last_versioned_home");
-  if (r.history)
-    j.String(r.history->current);
-  else
-    j.Null();
-  j.Key("history").BeginArray();
-  if (r.history) {
-    for (const auto& c : r.history->changes)
-      j.BeginObject().Field("at", c.at).Field("from", c.from).Field("to", c.to).EndObject();
-  }
-  j.EndArray();
-  j.Key("snapshots").BeginArray();
-  for (const auto& s : r.snapshots)
-    j.BeginObject().Field("name", s.name).Key("taken").Int(s.taken).EndObject();
-  j.EndArray();
-  j.Key("pending_change");
-  if (r.pending_change)
-    j.String(*r.pending_change);
-  else
-    j.Null();
-  j.Key("problems").BeginArray();
-  for (const auto& p : r.problems)
-    j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
-  j.EndArray();
-  j.Key("warnings").BeginArray();
-  for (const auto& w : r.warnings) j.String(w);
-  j.EndArray();
-  j.EndObject();
-  return j.str() + "\n";
-}
-
-std::string RenderText(const InspectReport& r) {
-  std::string out;
-  auto line = [&](std::string_view key, std::string_view value) {
-    out += key;
-    out.append(key.size() < 18 ? 18 - key.size() : 1, ' ');
-    out += value;
-    out += '\n';
-  };
-  line("home:", r.home);
-  line("versioned home:", r.versioned_home
-                              ? *r.versioned_home + " (by " + std::string(RuleName(r.discovery.rule)) + ")"
-                              : std::string("not found"));
-  std::string cands;
-  for (const auto& c : r.discovery.candidates) cands += (cands.empty() ? "" : ", ") + c.name;
-  line("candidates:", cands.empty() ? "none" : cands);
-  for (const auto& ev : r.discovery.evidence) {
-    line("  evidence:", std::string(RuleName(ev.rule)) + ": " + ev.source + " -> " + ev.names.value_or("?") +
-                            (ev.exists ? "" : " (missing)"));
-  }
-  line("state:", r.state);
-  line("state run:", r.state_run);
-  line("layout:", std::string(LayoutName(r.layout.layout)) + " (" + r.layout.evidence + ")");
-  line("generation:",
-       std::string(GenerationName(r.layout.generation)) + " (" + r.layout.generation_evidence + ")");
-  line("method:", r.method + " (" + r.method_reason + ")");
-  line("prepared:", r.prepared ? "yes" : "no");
-  for (const auto& p : r.places) {
-    std::string where = p.found_mount ? p.mount.target + " " + p.mount.fstype + " " + p.mount.vfs_options +
-                                            (p.mount.noexec ? " [noexec]" : "")
-                                      : std::string("mount not found");
-    line("mount " + p.role + ":", p.path + " on " + where + " (id " + std::to_string(p.mount_id) + ")");
-  }
-  line("lock:", std::string(r.lock.held ? "held" : "free") +
-                    (r.lock.last_owner ? "; last owner " + DescribeOwner(*r.lock.last_owner) : ""));
-  line("last used by:", r.history ? r.history->current : std::string("nothing yet"));
-  std::string snaps;
-  for (const auto& s : r.snapshots) snaps += (snaps.empty() ? "" : ", ") + s.name;
-  line("snapshots:", snaps.empty() ? "none" : snaps);
-  for (const auto& w : r.warnings) line("warning:", w);
-  for (const auto& p : r.problems) line("problem:", "[" + p.code + "] " + p.message);
-  if (r.problems.empty()) out += "no problems\n";
-  return out;
 }
 
 }  // namespace agent_init

@@ -1,16 +1,18 @@
 // `agent-init inspect`: what is there and what prepare would do, without
 // changing anything. Every failure prepare would stop at is a problem here.
+// Inspect gathers the report; two renderers print it.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/privileged.h"
 #include "config.h"
 #include "image/exec_places.h"
 #include "image/layout_decision.h"
-#include "volume/history.h"
 #include "image/versioned_home.h"
+#include "volume/history.h"
 #include "volume/lock.h"
 #include "volume/snapshot.h"
 
@@ -36,9 +38,11 @@ struct InspectReport {
   std::vector<std::string> warnings;
 };
 
-/// `command` is what would be executed (empty: the image's entrypoint).
-InspectReport Inspect(const Config& config, const std::vector<std::string>& command);
+/// Gathers the report. `command` is what would be executed (empty: the
+/// image's entrypoint); `ops` answers whether mounting is permitted.
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command, Privileged& ops = Kernel());
 
+/// The report as one JSON object, and as aligned text (inspect_render.cc).
 std::string RenderJson(const InspectReport& report);
 std::string RenderText(const InspectReport& report);
 

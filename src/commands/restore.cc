@@ -2,77 +2,68 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/clock.h"
-#include "volume/history.h"
-#include "image/home_files.h"
-#include "volume/journal.h"
-#include "volume/lock.h"
+#include "base/dir.h"
 #include "base/log.h"
-#include "commands/prepare.h"
+#include "volume/lock.h"
+#include "volume/ownership.h"
+#include "volume/recovery.h"
 #include "volume/snapshot.h"
-#include "process/users.h"
+#include "volume/volume.h"
 
 namespace agent_init {
+namespace {
 
-Result<void> Restore(const Config& config, const std::string& name) {
+Layout RestoreLayout(LayoutOption option, const Volume& volume) {
+  switch (option) {
+    case LayoutOption::kRun:
+      return Layout::kRun;
+    case LayoutOption::kState:
+      return Layout::kState;
+    case LayoutOption::kAuto:
+      break;
+  }
+  return volume.HeldLayout();
+}
+
+}  // namespace
+
+Result<void> Restore(const Config& config, const std::optional<Credentials>& user, const std::string& name,
+                     Privileged& ops) {
   if (!IsVisibleName(name)) {
     return Fail(Kind::kUsage, "restore: " + Q(name) + " is not a snapshot name",
                 "agent-init inspect lists the snapshots");
   }
-  std::optional<Credentials> user;
-  if (!config.user.empty()) {
-    auto resolved = ResolveUserFromFiles(config.user);
-    if (!resolved) return std::unexpected(resolved.error());
-    user = std::move(*resolved);
-  }
-  auto state = OpenState(config);
-  if (!state) return std::unexpected(state.error());
-  auto aidir = state->OpenSub(".agent-init");
-  if (!aidir) {
-    if (aidir.error().err == ENOENT) {
-      return Fail(Kind::kUsage,
-                  "restore: " + Q(state->path()) + " has no snapshots (agent-init never ran on it)");
-    }
-    return std::unexpected(aidir.error());
+  auto volume = Volume::Open(config.state);
+  if (!volume) return std::unexpected(volume.error());
+  auto opened = volume->OpenBookkeeping();
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) {
+    return Fail(Kind::kUsage, "restore: " + Q(volume->path()) + " has no snapshots (agent-init never ran on it)");
   }
   // No waiting: a running agent owns the volume, and restoring under it
   // would corrupt what it writes.
-  auto lock = VolumeLock::Acquire(*aidir, 0, "restore");
+  auto lock = VolumeLock::Acquire(volume->bookkeeping(), 0, config.mode);
   if (!lock) {
     Error e = lock.error();
-    if (e.kind == Kind::kBusy)
-      e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
+    if (e.kind == Kind::kBusy) e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
     return std::unexpected(Wrap(e, "restore"));
   }
-  Journal journal(*aidir);
-  auto recovered = RecoverJournal(journal, nullptr, *state, *aidir);
-  if (!recovered) return std::unexpected(recovered.error());
+  if (auto recovered = RecoverJournal(*volume, nullptr); !recovered) return std::unexpected(recovered.error());
 
-  // The run directory is STATE/run (run layout) or STATE/data/run (state
-  // layout); auto goes by what the volume holds.
-  RunParent parent = config.layout == LayoutOption::kState ? "data" : "";
-  if (config.layout == LayoutOption::kAuto) {
-    auto in_data = state->Stat("data/run");
-    auto in_state = state->Stat("run");
-    if (in_data && *in_data && in_state && !*in_state) parent = "data";
-  }
-  const std::string run_rel = parent.empty() ? "run" : parent + "/run";
+  const Layout layout = RestoreLayout(config.layout, *volume);
   const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());
-  auto restored =
-      RestoreSnapshot(*state, parent, *aidir, journal, name, saved, std::max(config.keep_snapshots, 1) + 1);
+  auto restored = RestoreSnapshot(*volume, layout, name, saved, std::max(config.keep_snapshots, 1) + 1);
   if (!restored) return std::unexpected(restored.error());
-  log::Info("restored a snapshot as the run directory",
-            {{"snapshot", name},
-             {"run", state->PathOf(run_rel)},
-             {"previous_state", aidir->PathOf("snapshots/" + saved)}});
-
-  if (user) {
-    auto run = state->OpenSub(run_rel);
-    if (!run) return std::unexpected(run.error());
-    auto handed = HandOver({&*run}, {&*run}, *aidir, *user, true);
-    if (!handed) return handed;
-  }
-  return {};
+  log::Info("restored a snapshot as the run directory", {{"snapshot", name},
+                                                          {"run", volume->dir().PathOf(Volume::RunRel(layout))},
+                                                          {"previous_state", SnapshotPath(*volume, saved)}});
+  if (!user) return {};
+  auto run = volume->dir().OpenSub(Volume::RunRel(layout));
+  if (!run) return std::unexpected(run.error());
+  return HandOver(*volume, {&*run}, {&*run}, Ids{user->uid, user->gid}, true, ops);
 }
 
 }  // namespace agent_init

@@ -77,7 +77,8 @@ void AttachMount(Place& p, const MountTable& table) {
   if (p.mount_id == 0) p.mount_id = m->id;  // kernels before 5.8: no statx mount id
 }
 
-PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table) {
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table,
+                         bool links_exec_dirs) {
   PlacesReport report;
   struct statx root;
   std::uint64_t root_id =
@@ -98,7 +99,18 @@ PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const
     }
   }
   EvaluatePlaces(report, table);
+  ApplyExdevRule(report, links_exec_dirs);
   return report;
+}
+
+void ApplyExdevRule(PlacesReport& report, bool links_exec_dirs) {
+  if (!report.exdev) return;
+  if (links_exec_dirs) {
+    report.problems.push_back(std::move(*report.exdev));
+  } else {
+    report.warnings.push_back(std::move(report.exdev->message));
+  }
+  report.exdev.reset();
 }
 
 void EvaluatePlaces(PlacesReport& report, const MountTableSource& table) {

@@ -47,22 +47,29 @@ struct PlacesReport {
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
   // data/tmp and the install directory on different mounts: the agent's
-  // renames between them fail with EXDEV. A warning in the run layout; a
-  // problem where agent-init points the agent's own paths at them (7.x
-  // state layout).
+  // renames between them fail with EXDEV. ApplyExdevRule decides whether it
+  // is a problem or a warning.
   std::optional<Problem> exdev;
 };
 
 /// Looks up the mounts of STATE and of every place the agent executes or
 /// installs from (VH, VH/components, VH/install, VH/downloads, DATA/tmp,
-/// those that exist; DATA is HOME/data or a seeded copy), then evaluates them.
-/// The mount table is read only when the facts from statx and statvfs do not
-/// settle a rule.
-PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table);
+/// those that exist; DATA is HOME/data or a seeded copy), then evaluates them,
+/// with the EXDEV rule for `links_exec_dirs` (LinksExecDirs of the layout
+/// decision). The mount table is read only when the facts from statx and
+/// statvfs do not settle a rule.
+PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table,
+                         bool links_exec_dirs);
 
 /// The rules, over facts already gathered (unit-testable without mounts):
 /// no executable place on a noexec mount or on the volume; tmp and the install
 /// directory on one mount.
 void EvaluatePlaces(PlacesReport& report, const MountTableSource& table = {});
+
+/// The EXDEV rule: tmp and the install directory on different mounts is a
+/// problem where agent-init links a 7.x agent's own install and temp paths to
+/// them (`links_exec_dirs`), and a warning elsewhere. Moves `report.exdev`
+/// into the problems or the warnings.
+void ApplyExdevRule(PlacesReport& report, bool links_exec_dirs);
 
 }  // namespace agent_init

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "process/exec.h"
@@ -22,13 +23,12 @@ bool IsInit(const std::string& base) {
 }
 
 // Options of the init wrappers that take the next word as their value.
-bool TakesValue(const std::string& wrapper, const std::string& opt) {
+bool TakesValue(const std::string& wrapper, const std::string& opt,
+                const std::vector<std::string>& agent_init_options) {
   if (wrapper == "tini" || wrapper == "tini-static") return opt == "-p" || opt == "-e";
   if (wrapper == "dumb-init") return opt == "-r" || opt == "--rewrite";
   if (wrapper == "agent-init") {
-    for (std::string_view o : kValueOptions) {
-      if (opt == o) return true;
-    }
+    return std::find(agent_init_options.begin(), agent_init_options.end(), opt) != agent_init_options.end();
   }
   return false;  // catatonit's options take no value
 }
@@ -74,8 +74,6 @@ std::string ReadScript(const std::string& path) {
 
 }  // namespace
 
-std::string_view LayoutName(Layout layout) { return layout == Layout::kState ? "state" : "run"; }
-
 std::string_view GenerationName(Generation g) {
   switch (g) {
     case Generation::kV1:
@@ -109,7 +107,7 @@ std::optional<Layout> LayoutFromScript(std::string_view script) {
 }
 
 std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command, const FileReader& read,
-                                        std::string& evidence) {
+                                        const std::vector<std::string>& value_options, std::string& evidence) {
   size_t i = 0;
   // Init wrappers in front: tini -s -- PROGRAM, dumb-init --rewrite 15:3 PROGRAM
   while (i < command.size() && IsInit(Basename(command[i]))) {
@@ -117,7 +115,7 @@ std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command,
     while (i < command.size() && command[i].starts_with('-')) {
       const std::string& opt = command[i++];
       if (opt == "--") break;
-      if (opt.find('=') == std::string::npos && TakesValue(wrapper, opt)) ++i;
+      if (opt.find('=') == std::string::npos && TakesValue(wrapper, opt, value_options)) ++i;
     }
   }
   if (i >= command.size()) return std::nullopt;
@@ -172,15 +170,16 @@ Generation GenerationOf(const Dir& vh, std::string& evidence) {
   return Generation::kUnknown;
 }
 
-LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command, const Dir& vh,
-                            const std::string& default_entrypoint, GenerationLookup generation) {
+LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command,
+                            const std::vector<std::string>& value_options, const Dir& vh,
+                            GenerationLookup generation, const std::string& default_entrypoint) {
   LayoutDecision d;
   if (option == LayoutOption::kRun || option == LayoutOption::kState) {
     d.layout = option == LayoutOption::kState ? Layout::kState : Layout::kRun;
     d.evidence = option == LayoutOption::kState ? "--layout state" : "--layout run";
   } else {
     std::vector<std::string> what = command.empty() ? std::vector<std::string>{default_entrypoint} : command;
-    auto l = LayoutFromCommand(what, ReadScript, d.evidence);
+    auto l = LayoutFromCommand(what, ReadScript, value_options, d.evidence);
     d.layout = l.value_or(Layout::kRun);
     if (!l) {
       d.evidence = command.empty()
@@ -192,6 +191,10 @@ LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>&
     d.generation = GenerationOf(vh, d.generation_evidence);
   }
   return d;
+}
+
+bool LinksExecDirs(const LayoutDecision& d) {
+  return d.layout == Layout::kState && d.generation == Generation::kV1;
 }
 
 }  // namespace agent_init

@@ -20,10 +20,8 @@
 
 namespace agent_init {
 
-enum class Layout { kRun, kState };
 enum class Generation { kUnknown, kV1, kV2 };
 
-std::string_view LayoutName(Layout layout);
 std::string_view GenerationName(Generation generation);
 
 struct LayoutDecision {
@@ -41,9 +39,11 @@ std::optional<Layout> LayoutFromScript(std::string_view script);
 using FileReader = std::function<std::string(const std::string& path)>;
 
 /// What `command` will run, looking through init wrappers, `sh -c` and
-/// entrypoint scripts (read with `read`). `evidence` says what decided.
+/// entrypoint scripts (read with `read`). `value_options` are agent-init's own
+/// options that take a value (Config::value_options), for a command that runs
+/// agent-init itself. `evidence` says what decided.
 std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command, const FileReader& read,
-                                        std::string& evidence);
+                                        const std::vector<std::string>& value_options, std::string& evidence);
 
 /// The image's generation from the versioned home's directories.
 Generation GenerationOf(const Dir& vh, std::string& evidence);
@@ -54,8 +54,14 @@ Generation GenerationOf(const Dir& vh, std::string& evidence);
 /// kAlways (inspect).
 enum class GenerationLookup { kWhenNeeded, kAlways };
 inline constexpr const char* kDefaultEntrypoint = "/usr/local/bin/docker-entrypoint";
-LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command, const Dir& vh,
-                            const std::string& default_entrypoint = kDefaultEntrypoint,
-                            GenerationLookup generation = GenerationLookup::kWhenNeeded);
+LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command,
+                            const std::vector<std::string>& value_options, const Dir& vh,
+                            GenerationLookup generation = GenerationLookup::kWhenNeeded,
+                            const std::string& default_entrypoint = kDefaultEntrypoint);
+
+/// The state layout with a 7.x agent: agent-init links the agent's install
+/// and temp directories into the image (volume/state_path.h), so those two
+/// must share a mount (the EXDEV rule is a problem there, a warning elsewhere).
+bool LinksExecDirs(const LayoutDecision& decision);
 
 }  // namespace agent_init

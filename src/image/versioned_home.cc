@@ -184,41 +184,6 @@ std::string_view RuleName(Rule rule) {
   return "none";
 }
 
-Result<Dir> OpenHome(const std::string& path) {
-  auto home = Dir::OpenTrusted(path, Kind::kLayout);
-  if (!home) {
-    Error e = home.error();
-    e.hint = "set --home / AGENT_INIT_HOME to the agent's install directory (the one holding data/)";
-    return std::unexpected(e);
-  }
-  return home;
-}
-
-Result<Dir> OpenImageData(const Dir& home) {
-  // HOME/data is part of the image (or a copy of it): a symlink there is the
-  // operator's choice and is followed.
-  int fd = ::openat(home.fd(), "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf("data")),
-                                     "is " + Q(home.path()) +
-                                         " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
-                                         "that holds data/elastic-agent-<hash>"));
-  }
-  return Dir(UniqueFd(fd), home.PathOf("data"));
-}
-
-Discovery Discover(const Dir& home, const std::string& forced, Listing listing) {
-  auto data = OpenImageData(home);
-  if (!data) {
-    Discovery out;
-    out.data_path = home.PathOf("data");
-    out.error = data.error();
-    return out;
-  }
-  return Discover(home, *data, forced, listing);
-}
-
 Discovery Discover(const Dir& home, const Dir& data, const std::string& forced, Listing listing) {
   Discovery out;
   out.data_path = data.path();

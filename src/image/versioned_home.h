@@ -58,20 +58,10 @@ struct Discovery {
 /// directory that exists (the restart path): `candidates` then holds only it.
 enum class Listing { kAll, kWhenNeeded };
 
-/// Looks at `home` and its `data` directory (OpenImageData) and decides the
+/// Looks at `home` and its `data` directory (image/image.h) and decides the
 /// versioned home. `forced` is the --versioned-home value, empty for
 /// discovery.
 Discovery Discover(const Dir& home, const Dir& data, const std::string& forced,
                    Listing listing = Listing::kAll);
-
-/// The same, opening HOME/data itself (its failure is the discovery's error).
-Discovery Discover(const Dir& home, const std::string& forced, Listing listing = Listing::kAll);
-
-/// Opens HOME/data: the image's, a symlink to elsewhere or a mounted copy
-/// are all followed (the versioned homes inside must be real directories).
-Result<Dir> OpenImageData(const Dir& home);
-
-/// Opens the operator's --home, with a message that says what to set.
-Result<Dir> OpenHome(const std::string& path);
 
 }  // namespace agent_init

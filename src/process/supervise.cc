@@ -206,8 +206,8 @@ class Supervisor {
 
 }  // namespace
 
-int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
-              const SuperviseOptions& options) {
+Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
+                      const SuperviseOptions& options) {
   Inherited in = SaveInherited();
   // Every signal is blocked and read from a signalfd: nothing runs in a
   // handler, and a signal that arrives before the child exists waits.
@@ -218,10 +218,7 @@ int Supervise(const std::vector<std::string>& argv, const std::optional<Credenti
   // waitpid never reports the command (tini and catatonit hang there).
   if (in.chld_ignored) ::signal(SIGCHLD, SIG_DFL);
   int sfd = ::signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) {
-    log::Error("signalfd failed; cannot supervise", {{"error", std::strerror(errno)}});
-    return 126;
-  }
+  if (sfd < 0) return SysFail(errno, "create a signalfd to supervise the command", Kind::kNotExecutable);
   if (::getpid() != 1 && ::prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
     log::Warn("cannot become a child subreaper: orphans of the command will not be reaped by agent-init",
               {{"error", std::strerror(errno)}});
@@ -231,12 +228,16 @@ int Supervise(const std::vector<std::string>& argv, const std::optional<Credenti
   log::Flush();
   auto spawned = Spawn(
       {.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored, .take_tty = take_tty});
-  if (!spawned) {
-    log::Error(spawned.error().msg, {{"hint", spawned.error().hint}});
-    return ExitCodeFor(spawned.error().kind);
+  if (!spawned) return std::unexpected(spawned.error());
+  if (spawned->failure) {
+    // The child ran nothing and has exited with this error's code: reap it
+    // and report the error like any failure before the command runs.
+    int status = 0;
+    while (::waitpid(spawned->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    return std::unexpected(*spawned->failure);
   }
-  // The child has exited with this error's code; the loop below reaps it.
-  if (spawned->failure) log::Error(spawned->failure->msg, {{"hint", spawned->failure->hint}});
   // Spawn returns after the child's exec: its process group is set.
   const pid_t child = spawned->pid;
   if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});

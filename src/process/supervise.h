@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "process/users.h"
 
 namespace agent_init {
@@ -20,12 +21,13 @@ struct SuperviseOptions {
 };
 
 /// Starts `argv` as a child, with this process's environment (dropping to
-/// `user` in the child when given), and
-/// supervises it until it and its descendants are gone. Returns the exit
-/// code for this process: the child's code, 128+N when signal N killed it,
-/// 126/127 when it could not be executed. Never fails once the child runs:
-/// problems are logged.
-int Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
-              const SuperviseOptions& options);
+/// `user` in the child when given), and supervises it until it and its
+/// descendants are gone. Returns the exit code for this process: the child's
+/// code, or 128+N when signal N killed it. A child that could not be started,
+/// could not switch users or could not execute the command is an error (its
+/// exit class says 126, 127, 77...), for the caller to report. Never fails
+/// once the command runs: problems are logged.
+Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
+                      const SuperviseOptions& options);
 
 }  // namespace agent_init

@@ -3,10 +3,11 @@
 #include "base/atomic_file.h"
 #include "image/home_files.h"
 #include "base/record.h"
+#include "volume/names.h"
 
 namespace agent_init {
 namespace {
-constexpr const char* kFile = "history";
+constexpr const char* kFile = names::kHistory;
 constexpr const char* kFormat = "agent-init-history-1";
 }  // namespace
 

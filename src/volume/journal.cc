@@ -1,9 +1,9 @@
 #include "volume/journal.h"
 
-#include "base/dir.h"
-
 #include "base/atomic_file.h"
+#include "base/dir.h"
 #include "base/fault.h"
+#include "volume/names.h"
 
 namespace agent_init {
 
@@ -21,7 +21,7 @@ namespace {
 bool ValidArgs(const Record& args) {
   for (const auto& [key, value] : args) {
     if (key == "saved-as" && !IsVisibleName(value)) return false;
-    if (key == "run-parent" && value != "" && value != "data") return false;
+    if (key == "run-parent" && !value.empty() && value != names::kData) return false;
     if (key == "keep") {
       if (value.empty() || value.size() > 4) return false;
       for (char c : value)
@@ -47,12 +47,12 @@ std::optional<Intent> DecodeIntent(std::string_view text) {
 }
 
 Result<std::optional<Intent>> Journal::Read() const {
-  auto text = dir_.ReadSmallFile(kFile);
+  auto text = dir_.ReadSmallFile(names::kJournal);
   if (!text) return std::unexpected(text.error());
   if (!*text) return std::optional<Intent>{};
   auto intent = DecodeIntent(**text);
   if (!intent) {
-    return Fail(Kind::kLayout, "read journal " + Q(dir_.PathOf(kFile)) + ": not a valid agent-init journal",
+    return Fail(Kind::kLayout, "read journal " + Q(Path()) + ": not a valid agent-init journal",
                 "agent-init will not guess how to finish an unknown change; inspect the volume, "
                 "then remove the file by hand");
   }
@@ -60,14 +60,16 @@ Result<std::optional<Intent>> Journal::Read() const {
 }
 
 Result<void> Journal::Write(const Intent& intent) {
-  auto r = WriteFileAtomic(dir_, kFile, EncodeIntent(intent));
+  auto r = WriteFileAtomic(dir_, names::kJournal, EncodeIntent(intent));
   if (!r) return std::unexpected(Wrap(r.error(), "write journal"));
   FaultPoint("journal " + intent.op + " " + intent.phase);
   return {};
 }
 
+std::string Journal::Path() const { return dir_.PathOf(names::kJournal); }
+
 Result<void> Journal::Clear() {
-  auto r = RemoveFileDurable(dir_, kFile);
+  auto r = RemoveFileDurable(dir_, names::kJournal);
   if (!r) return std::unexpected(Wrap(r.error(), "clear journal"));
   FaultPoint("journal clear");
   return {};

@@ -39,7 +39,8 @@ class Journal {
   /// Durably removes the record.
   Result<void> Clear();
 
-  static constexpr const char* kFile = "journal";
+  /// The journal file's path, for messages.
+  std::string Path() const;
 
  private:
   const Dir& dir_;

@@ -11,12 +11,13 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "version.h"
+#include "volume/names.h"
 
 namespace agent_init {
 namespace {
 
-constexpr const char* kLockFile = "lock";
-constexpr const char* kOwnerFile = "owner";
+constexpr const char* kLockFile = names::kLock;
+constexpr const char* kOwnerFile = names::kOwner;
 
 std::string HostName() {
   char buf[256] = {};
@@ -54,7 +55,7 @@ std::string DescribeOwner(const Owner& o) {
          o.mode + ")";
 }
 
-Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, const std::string& mode) {
+Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mode mode) {
   auto opened = aidir.OpenFile(kLockFile, O_RDWR | O_CREAT, 0600);
   if (!opened) return std::unexpected(Wrap(opened.error(), "open volume lock"));
   UniqueFd fd = std::move(*opened);
@@ -95,7 +96,7 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, co
   if (flags < 0 || ::fcntl(fd.get(), F_SETFD, flags & ~FD_CLOEXEC) < 0) {
     return SysFail(errno, "keep " + Q(aidir.PathOf(kLockFile)) + " open across exec");
   }
-  Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, mode};
+  Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, std::string(ModeName(mode))};
   // Informational, and rewritten at every start: no fsync on the start path.
   auto written = WriteFileFast(aidir, kOwnerFile, EncodeOwner(me));
   if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));

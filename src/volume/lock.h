@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/dir.h"
+#include "config.h"
 #include "base/error.h"
 #include "base/record.h"
 #include "base/unique_fd.h"
@@ -33,11 +34,11 @@ class VolumeLock {
  public:
   VolumeLock() = default;
 
-  /// Takes the lock, waiting up to `timeout_seconds` (0: fail at once) while
+  /// Takes the lock in the bookkeeping directory `aidir`, waiting up to `timeout_seconds` (0: fail at once) while
   /// another instance holds it, then records this process as the owner.
   /// Busy past the timeout: kBusy (exit 75). A lock file that is a symlink or
   /// not a regular file is refused.
-  static Result<VolumeLock> Acquire(const Dir& aidir, int timeout_seconds, const std::string& mode);
+  static Result<VolumeLock> Acquire(const Dir& aidir, int timeout_seconds, Mode mode);
 
   /// The lock fd, inheritable across exec (no FD_CLOEXEC).
   int fd() const { return fd_.get(); }

@@ -8,13 +8,13 @@
 #include "base/log.h"
 #include "base/sys.h"
 #include "base/tree.h"
+#include "volume/names.h"
 
 namespace agent_init {
 namespace {
 
-constexpr const char* kWork = "migrate";
-constexpr const char* kIncoming = "migrate/incoming";
-constexpr const char* kPartial = "migrate/partial";
+constexpr const char* kWork = names::kMigrate;
+constexpr const char* kIncoming = names::kMigrateIncoming;
 
 bool IsRealDir(const std::optional<struct statx>& st) { return st && S_ISDIR(st->stx_mode); }
 bool IsRegular(const std::optional<struct statx>& st) { return st && S_ISREG(st->stx_mode); }
@@ -29,7 +29,7 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
   // a symlink planted at the first.)
   auto work = aidir.OpenSub(kWork);
   if (!work) return std::unexpected(work.error());
-  auto cleared = RemoveEntry(*work, "partial");
+  auto cleared = RemoveEntry(*work, names::kMigratePartial);
   if (!cleared) return std::unexpected(cleared.error());
   auto entries = image_run.List();
   if (!entries) return std::unexpected(entries.error());
@@ -46,7 +46,7 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
         return SysFail(errno, "move " + Q(image_run.PathOf(e.name)) + " to " + Q(incoming->path()));
       // Another filesystem, or a directory from an image layer (overlayfs
       // refuses to rename those): copy, make the copy durable, publish it.
-      auto partial = aidir.MakeSub(kPartial, 0700);
+      auto partial = work->MakeSub(names::kMigratePartial, 0700);
       if (!partial) return std::unexpected(partial.error());
       auto copied = CopyEntry(image_run, e.name, *partial, e.name);
       if (!copied) return std::unexpected(copied.error());
@@ -144,7 +144,9 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
 }
 
 Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, const Dir& state_run,
-                                  const Dir& aidir, Journal& journal) {
+                                  Volume& volume) {
+  const Dir& aidir = volume.bookkeeping();
+  Journal& journal = volume.journal();
   MigrationResult result;
   Intent intent = start;
   if (intent.phase == "collect") {
@@ -158,12 +160,12 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
   }
   if (intent.phase != "merge") {
     return Fail(Kind::kLayout,
-                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown migrate phase " + Q(intent.phase),
+                "journal " + Q(journal.Path()) + ": unknown migrate phase " + Q(intent.phase),
                 "inspect the volume, then remove the journal file by hand");
   }
   auto incoming = aidir.MakeSub(kIncoming, 0700);
   if (!incoming) return std::unexpected(incoming.error());
-  MergeCtx ctx{aidir, "conflicts/" + intent.id, result};
+  MergeCtx ctx{aidir, std::string(names::kConflicts) + "/" + intent.id, result};
   auto merged = Merge(*incoming, state_run, "", ctx, 0);
   if (!merged) return std::unexpected(merged.error());
   auto removed = RemoveEntry(aidir, kWork);
@@ -175,17 +177,18 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
 
 }  // namespace
 
-Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, const Dir& aidir,
-                                   Journal& journal, const std::string& id) {
+Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
+                                   const std::string& id) {
+  const Dir& aidir = volume.bookkeeping();
   // With no unfinished migration in the journal, whatever is left in the
   // work area is not a complete copy of anything: it must not stand in for
   // the image's entries.
   auto cleared = RemoveEntry(aidir, kWork);
   if (!cleared) return std::unexpected(cleared.error());
   Intent intent{"migrate", id, "collect", {{"from", image_run.path()}}};
-  auto w = journal.Write(intent);
+  auto w = volume.journal().Write(intent);
   if (!w) return std::unexpected(w.error());
-  auto r = RunPhases(intent, &image_run, state_run, aidir, journal);
+  auto r = RunPhases(intent, &image_run, state_run, volume);
   if (!r)
     return std::unexpected(
         Wrap(r.error(), "migrate " + Q(image_run.path()) + " into " + Q(state_run.path())));
@@ -193,9 +196,9 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, c
 }
 
 Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
-                                        const Dir& aidir, Journal& journal) {
+                                        Volume& volume) {
   log::Warn("finishing a migration that was interrupted", {{"id", intent.id}, {"phase", intent.phase}});
-  auto r = RunPhases(intent, image_run, state_run, aidir, journal);
+  auto r = RunPhases(intent, image_run, state_run, volume);
   if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted migration " + Q(intent.id)));
   return r;
 }

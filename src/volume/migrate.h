@@ -16,6 +16,7 @@
 #include "base/dir.h"
 #include "base/error.h"
 #include "volume/journal.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 
@@ -25,14 +26,15 @@ struct MigrationResult {
   std::vector<std::string> conflicts;  // where the image's losing copies went
 };
 
-/// Migrates the entries of `image_run` into `state_run`. `aidir` is
-/// STATE/.agent-init; `id` names this migration (and its conflicts directory).
-Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, const Dir& aidir,
-                                   Journal& journal, const std::string& id);
+/// Migrates the entries of `image_run` into `state_run` (the volume's run
+/// directory), working in the volume's bookkeeping directory under its
+/// journal. `id` names this migration (and its conflicts directory).
+Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
+                                   const std::string& id);
 
 /// Finishes a migration that `intent` says was interrupted. `image_run` may
-/// be invalid (the image no longer has a run directory).
+/// be null (the image no longer has a run directory).
 Result<MigrationResult> ResumeMigration(const Intent& intent, const Dir* image_run, const Dir& state_run,
-                                        const Dir& aidir, Journal& journal);
+                                        Volume& volume);
 
 }  // namespace agent_init

@@ -1,20 +1,19 @@
 #include "volume/placement.h"
 
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
 #include "base/tree.h"
+#include "volume/names.h"
 
 namespace agent_init {
 namespace {
 
-constexpr const char* kRun = "run";
+constexpr const char* kRun = names::kRun;
 
 std::string ReadOnlyHint() {
   return "the image's filesystem is read-only and agent-init may not mount here: grant mount "
@@ -31,12 +30,12 @@ bool SameInode(const struct statx& a, const struct statx& b) {
 // through /proc/self/fd of the same verified fds. Seccomp profiles answer
 // the newer calls with ENOSYS or EPERM while allowing mount(2), so any
 // failure of the first is retried with the second, whose errno decides.
-int BindFds(int source, int target) {
-  if (sys::BindFdToFd(source, target) == 0) return 0;
-  return sys::BindViaProcFd(source, target);
+int BindFds(int source, int target, Privileged& ops) {
+  if (ops.BindNewApi(source, target) == 0) return 0;
+  return ops.BindClassic(source, target);
 }
 
-Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir) {
+Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privileged& ops) {
   created_dir = false;
   if (::mkdirat(vh.fd(), kRun, 0770) == 0) {
     created_dir = true;
@@ -48,7 +47,7 @@ Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir) {
   int target = ::openat(vh.fd(), kRun, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(kRun)));
   UniqueFd target_fd(target);
-  if (BindFds(state_run.fd(), target_fd.get()) < 0) {
+  if (BindFds(state_run.fd(), target_fd.get(), ops) < 0) {
     int err = errno;
     return std::unexpected(MakeError(Kind::kCannotPlace, err,
                                      "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun))));
@@ -93,13 +92,6 @@ std::string_view PlacementName(Placement placement) {
   return "none";
 }
 
-bool HaveMountCapability() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) < 0) return false;
-  return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
-}
-
 Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::string& link_target) {
   RunStatus status;
   auto st = vh.Stat(kRun);
@@ -136,9 +128,9 @@ Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::str
   return status;
 }
 
-Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run,
-                              const std::string& link_target, const Dir& aidir, Journal& journal,
-                              const std::string& migration_id) {
+Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run, Volume& volume,
+                              const std::string& migration_id, Privileged& ops) {
+  const std::string link_target = volume.RunPath(Layout::kRun);
   PlaceOutcome out;
   auto status = ExamineRun(vh, &state_run, link_target);
   if (!status) return std::unexpected(status.error());
@@ -174,7 +166,7 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
       // own content, which a bind mount covers and a symlink cannot replace.
       log::Debug("the image's run directory is read-only; not migrating it", {{"path", image_run->path()}});
     } else {
-      auto migrated = MigrateRun(*image_run, state_run, aidir, journal, migration_id);
+      auto migrated = MigrateRun(*image_run, state_run, volume, migration_id);
       if (!migrated) return std::unexpected(migrated.error());
       log::Info("moved the image's run directory into the volume",
                 {{"from", image_run->path()},
@@ -188,7 +180,7 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
 
   if (method == Method::kAuto || method == Method::kBind) {
     bool created = false;
-    auto bound = Bind(vh, state_run, created);
+    auto bound = Bind(vh, state_run, created, ops);
     if (bound) {
       out.placement = Placement::kBind;
       return out;

@@ -7,11 +7,12 @@
 #include <optional>
 #include <string>
 
-#include "config.h"
 #include "base/dir.h"
 #include "base/error.h"
-#include "volume/journal.h"
+#include "base/privileged.h"
+#include "config.h"
 #include "volume/migrate.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 
@@ -52,14 +53,10 @@ struct PlaceOutcome {
   std::optional<MigrationResult> migration;
 };
 
-/// Makes VH/run the volume's STATE/run with `method`. `aidir` is
-/// STATE/.agent-init and `migration_id` names a migration if one is needed.
-Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run,
-                              const std::string& link_target, const Dir& aidir, Journal& journal,
-                              const std::string& migration_id);
-
-/// Whether this process may mount: CAP_SYS_ADMIN in its effective set.
-/// Seccomp and LSMs can still refuse; this is what inspect predicts from.
-bool HaveMountCapability();
+/// Makes VH/run the volume's run directory `state_run` (made by
+/// Volume::MakeRun) with `method`, mounting through `ops`.
+/// `migration_id` names a migration if one is needed.
+Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run, Volume& volume,
+                              const std::string& migration_id, Privileged& ops);
 
 }  // namespace agent_init

@@ -14,14 +14,16 @@
 #include "base/record.h"
 #include "base/sys.h"
 #include "base/tree.h"
+#include "volume/names.h"
 
 namespace agent_init {
 namespace {
 
-constexpr const char* kSnapshots = "snapshots";
-constexpr const char* kPartial = ".partial";                // in snapshots/: a copy being made
-constexpr const char* kOld = ".old";                        // in snapshots/: the snapshot being replaced
-constexpr const char* kRestorePartial = "restore.partial";  // in .agent-init/: the copy to restore
+using names::kRestorePartial;
+using names::kSnapshots;
+constexpr const char* kPartial = names::kSnapshotPartial;
+constexpr const char* kOld = names::kSnapshotOld;
+constexpr const char* kRun = names::kRun;
 
 bool ExistsIn(const Dir& dir, const char* name) {
   struct stat st;
@@ -41,11 +43,11 @@ void Stamp(const Dir& snapshots, const std::string& name) {
   ::utimensat(snapshots.fd(), name.c_str(), now, AT_SYMLINK_NOFOLLOW);
 }
 
-Result<void> Prune(const Dir& aidir, int keep) {
-  auto list = ListSnapshots(aidir);
+Result<void> Prune(const Volume& volume, int keep) {
+  auto list = ListSnapshots(volume);
   if (!list) return std::unexpected(list.error());
   if (static_cast<int>(list->size()) <= keep) return {};
-  auto snapshots = aidir.OpenSub(kSnapshots);
+  auto snapshots = volume.bookkeeping().OpenSub(kSnapshots);
   if (!snapshots) return std::unexpected(snapshots.error());
   for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < list->size(); ++i) {
     auto removed = RemoveEntry(*snapshots, (*list)[i].name);
@@ -96,13 +98,13 @@ Result<void> Publish(const Dir& snapshots, const std::string& name) {
 // restored copy becomes run.
 Result<void> Swap(const Dir& parent, const Dir& aidir, const Dir& snapshots, const std::string& saved) {
   if (!ExistsIn(aidir, kRestorePartial)) return {};
-  if (ExistsIn(parent, "run")) {
-    auto moved = Rename(parent, "run", snapshots, saved);
+  if (ExistsIn(parent, kRun)) {
+    auto moved = Rename(parent, kRun, snapshots, saved);
     if (!moved) return moved;
     Stamp(snapshots, saved);
     FaultPoint("restore save current");
   }
-  auto restored = Rename(aidir, kRestorePartial, parent, "run");
+  auto restored = Rename(aidir, kRestorePartial, parent, kRun);
   if (!restored) return restored;
   auto s1 = SyncDir(parent);
   if (!s1) return s1;
@@ -112,10 +114,12 @@ Result<void> Swap(const Dir& parent, const Dir& aidir, const Dir& snapshots, con
   return {};
 }
 
-// The directory that holds the run directory, as the intent records it.
-Result<Dir> OpenRunParent(const Dir& state, const Intent& intent) {
-  std::string rel = Lookup(intent.args, "run-parent").value_or("");
-  return rel.empty() ? state.Dup() : state.OpenSub(rel);
+// The journal records the layout as the directory that holds the run
+// directory: "" (STATE) or "data".
+std::string RunParentArg(Layout layout) { return layout == Layout::kState ? names::kData : ""; }
+
+Layout LayoutOf(const Intent& intent) {
+  return Lookup(intent.args, "run-parent").value_or("").empty() ? Layout::kRun : Layout::kState;
 }
 
 int KeepFrom(const Intent& intent) {
@@ -123,13 +127,15 @@ int KeepFrom(const Intent& intent) {
   return keep ? std::atoi(keep->c_str()) : 2;
 }
 
-Result<void> RunSnapshot(Intent intent, const Dir& state, const Dir& aidir, Journal& journal) {
+Result<void> RunSnapshot(Intent intent, Volume& volume) {
+  const Dir& aidir = volume.bookkeeping();
+  Journal& journal = volume.journal();
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   if (intent.phase == "copy") {
-    auto parent = OpenRunParent(state, intent);
+    auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    auto copied = CopyDurably(*parent, "run", *snapshots, kPartial);
+    auto copied = CopyDurably(*parent, kRun, *snapshots, kPartial);
     if (!copied) return copied;
     intent.phase = "publish";
     auto w = journal.Write(intent);
@@ -144,14 +150,16 @@ Result<void> RunSnapshot(Intent intent, const Dir& state, const Dir& aidir, Jour
   }
   if (intent.phase != "prune") {
     return Fail(Kind::kLayout,
-                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown snapshot phase " + Q(intent.phase));
+                "journal " + Q(journal.Path()) + ": unknown snapshot phase " + Q(intent.phase));
   }
-  auto pruned = Prune(aidir, KeepFrom(intent));
+  auto pruned = Prune(volume, KeepFrom(intent));
   if (!pruned) return pruned;
   return journal.Clear();
 }
 
-Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journal& journal) {
+Result<void> RunRestore(Intent intent, Volume& volume) {
+  const Dir& aidir = volume.bookkeeping();
+  Journal& journal = volume.journal();
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   std::string saved = Lookup(intent.args, "saved-as").value_or("before-restore");
@@ -163,7 +171,7 @@ Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journ
     if (!w) return w;
   }
   if (intent.phase == "swap") {
-    auto parent = OpenRunParent(state, intent);
+    auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
     auto swapped = Swap(*parent, aidir, *snapshots, saved);
     if (!swapped) return swapped;
@@ -173,9 +181,9 @@ Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journ
   }
   if (intent.phase != "prune") {
     return Fail(Kind::kLayout,
-                "journal " + Q(aidir.PathOf(Journal::kFile)) + ": unknown restore phase " + Q(intent.phase));
+                "journal " + Q(journal.Path()) + ": unknown restore phase " + Q(intent.phase));
   }
-  auto pruned = Prune(aidir, KeepFrom(intent));
+  auto pruned = Prune(volume, KeepFrom(intent));
   if (!pruned) return pruned;
   // The state belongs to the restored version again: its next start takes
   // no snapshot, another version's snapshots it under its own name. Inside
@@ -194,9 +202,9 @@ Result<void> RunRestore(Intent intent, const Dir& state, const Dir& aidir, Journ
 
 }  // namespace
 
-Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir) {
+Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume) {
   std::vector<SnapshotInfo> out;
-  auto snapshots = aidir.OpenSub(kSnapshots);
+  auto snapshots = volume.bookkeeping().OpenSub(kSnapshots);
   if (!snapshots) {
     if (snapshots.error().err == ENOENT) return out;
     return std::unexpected(snapshots.error());
@@ -216,18 +224,20 @@ Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir) {
   return out;
 }
 
-Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
-                          const std::string& name, int keep) {
+std::string SnapshotPath(const Volume& volume, const std::string& name) {
+  return volume.BookkeepingPath(std::string(kSnapshots) + "/" + name);
+}
+
+Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep) {
   if (!IsVisibleName(name)) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
-  Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", parent}}};
-  auto w = journal.Write(intent);
+  Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
+  auto w = volume.journal().Write(intent);
   if (!w) return w;
-  auto r = RunSnapshot(intent, state, aidir, journal);
+  auto r = RunSnapshot(intent, volume);
   if (!r) {
-    Error e = Wrap(r.error(), "snapshot " + Q(state.PathOf(parent.empty() ? "run" : parent + "/run")) +
-                                  " as " + Q(name));
+    Error e = Wrap(r.error(), "snapshot " + Q(volume.dir().PathOf(Volume::RunRel(layout))) + " as " + Q(name));
     if (e.hint.empty()) {
       e.hint =
           "the volume's live state is untouched; free space on the volume (or set --keep-snapshots 0 to "
@@ -238,31 +248,31 @@ Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& 
   return {};
 }
 
-Result<void> RestoreSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
-                             const std::string& name, const std::string& saved_as, int keep) {
-  auto list = ListSnapshots(aidir);
+Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& name,
+                             const std::string& saved_as, int keep) {
+  auto list = ListSnapshots(volume);
   if (!list) return std::unexpected(list.error());
   bool found = std::any_of(list->begin(), list->end(), [&](const SnapshotInfo& s) { return s.name == name; });
   if (!found) {
     std::string names;
     for (const auto& s : *list) names += (names.empty() ? "" : ", ") + s.name;
-    return Fail(Kind::kUsage, "no snapshot named " + Q(name) + " in " + Q(aidir.PathOf(kSnapshots)),
+    return Fail(Kind::kUsage, "no snapshot named " + Q(name) + " in " + Q(volume.BookkeepingPath(kSnapshots)),
                 "snapshots present: " + (names.empty() ? std::string("none") : names));
   }
   Intent intent{
       "restore",
       name,
       "copy",
-      {{"saved-as", saved_as}, {"keep", std::to_string(std::max(keep, 1))}, {"run-parent", parent}}};
-  auto w = journal.Write(intent);
+      {{"saved-as", saved_as}, {"keep", std::to_string(std::max(keep, 1))}, {"run-parent", RunParentArg(layout)}}};
+  auto w = volume.journal().Write(intent);
   if (!w) return w;
-  auto r = RunRestore(intent, state, aidir, journal);
+  auto r = RunRestore(intent, volume);
   if (!r) return std::unexpected(Wrap(r.error(), "restore snapshot " + Q(name)));
   return {};
 }
 
-Result<void> ResumeSnapshotChange(const Intent& intent, const Dir& state, const Dir& aidir,
-                                  Journal& journal) {
+Result<void> ResumeSnapshotChange(const Intent& intent, Volume& volume) {
+  const Dir& aidir = volume.bookkeeping();
   if (intent.phase == "copy") {
     // Nothing but the partial copy exists yet: roll back. A snapshot is taken
     // again by this start if it is still due; a restore is run again by the
@@ -273,12 +283,11 @@ Result<void> ResumeSnapshotChange(const Intent& intent, const Dir& state, const 
         intent.op == "snapshot" ? RemoveEntry(*snapshots, kPartial) : RemoveEntry(aidir, kRestorePartial);
     if (!removed) return removed;
     log::Warn("rolled back an interrupted change", {{"change", intent.op}, {"id", intent.id}});
-    return journal.Clear();
+    return volume.journal().Clear();
   }
   log::Warn("finishing a change that was interrupted",
             {{"change", intent.op}, {"id", intent.id}, {"phase", intent.phase}});
-  auto r = intent.op == "snapshot" ? RunSnapshot(intent, state, aidir, journal)
-                                   : RunRestore(intent, state, aidir, journal);
+  auto r = intent.op == "snapshot" ? RunSnapshot(intent, volume) : RunRestore(intent, volume);
   if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted " + intent.op + " " + Q(intent.id)));
   return {};
 }

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "base/dir.h"
 #include "base/error.h"
+#include "config.h"
 #include "volume/journal.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 
@@ -20,25 +21,23 @@ struct SnapshotInfo {
 
 /// Snapshots, newest first. Work-in-progress entries (dot names) are not
 /// listed. An absent snapshots directory is an empty list.
-Result<std::vector<SnapshotInfo>> ListSnapshots(const Dir& aidir);
+Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume);
 
-/// Where the agent's run directory is below STATE: "" for STATE/run (run
-/// layout), "data" for STATE/data/run (state layout).
-using RunParent = std::string;
+/// The display path of snapshot `name`.
+std::string SnapshotPath(const Volume& volume, const std::string& name);
 
-/// Copies STATE/<parent>/run to snapshots/<name> (a reflink where the
+/// Copies `layout`'s run directory to snapshots/<name> (a reflink where the
 /// filesystem has them), replacing an older snapshot of that name only once
 /// the new one is complete, then keeps the newest `keep` snapshots.
-Result<void> TakeSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
-                          const std::string& name, int keep);
+Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep);
 
-/// Puts snapshots/<name> back as STATE/<parent>/run; the current run
+/// Puts snapshots/<name> back as `layout`'s run directory; the current run
 /// directory becomes the snapshot `saved_as`. The caller holds the volume lock.
-Result<void> RestoreSnapshot(const Dir& state, const RunParent& parent, const Dir& aidir, Journal& journal,
-                             const std::string& name, const std::string& saved_as, int keep);
+Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& name,
+                             const std::string& saved_as, int keep);
 
 /// Finishes a snapshot or restore that `intent` says was interrupted, or rolls
 /// it back when only its copy had been started.
-Result<void> ResumeSnapshotChange(const Intent& intent, const Dir& state, const Dir& aidir, Journal& journal);
+Result<void> ResumeSnapshotChange(const Intent& intent, Volume& volume);
 
 }  // namespace agent_init

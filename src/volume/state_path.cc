@@ -9,6 +9,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
+#include "volume/names.h"
 
 namespace agent_init {
 
@@ -24,16 +25,29 @@ Result<void> CheckStatePathEnvironment(const std::string& state) {
 }
 
 Result<void> RefuseInstalledMarker(const Dir& data) {
-  auto st = data.Stat(".installed");
+  auto st = data.Stat(names::kInstalledMarker);
   if (!st) return std::unexpected(st.error());
   if (!*st) return {};
   return Fail(Kind::kLayout,
-              "found " + Q(data.PathOf(".installed")) +
+              "found " + Q(data.PathOf(names::kInstalledMarker)) +
                   ": it makes a containerised agent believe it may upgrade itself in place",
               "containers are upgraded by changing the image: remove the file");
 }
 
-Result<bool> LinkExecDirs(const Dir& data, const std::vector<ExecLink>& links, const Dir& aidir,
+std::vector<ExecLink> ExecLinks(const std::string& home, const std::string& vh_name) {
+  const std::string image_data = NormalizePath(home + "/data");
+  return {{names::kInstall, image_data + "/" + vh_name + "/" + names::kInstall},
+          {names::kTmp, image_data + "/" + names::kTmp}};
+}
+
+bool ExecLinksInPlace(const Dir& data, const std::vector<ExecLink>& links) {
+  for (const auto& link : links) {
+    if (data.ReadLink(link.name) != link.target) return false;
+  }
+  return true;
+}
+
+Result<bool> LinkExecDirs(const Dir& data, const std::vector<ExecLink>& links, const Volume& volume,
                           const std::string& id) {
   bool changed = false;
   for (const auto& link : links) {
@@ -48,7 +62,7 @@ Result<bool> LinkExecDirs(const Dir& data, const std::vector<ExecLink>& links, c
       if (!empty_dir) {
         // Installs the agent made on the volume, or something planted there:
         // kept aside, not deleted.
-        auto aside = aidir.MakeSub("displaced/" + id, 0700);
+        auto aside = volume.bookkeeping().MakeSub(std::string(names::kDisplaced) + "/" + id, 0700);
         if (!aside) return std::unexpected(aside.error());
         if (sys::RenameNoReplace(data.fd(), link.name.c_str(), aside->fd(), link.name.c_str()) < 0) {
           return SysFail(errno, "move " + Q(data.PathOf(link.name)) + " to " + Q(aside->path()));

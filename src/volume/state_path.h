@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
 #include "base/dir.h"
 #include "base/error.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 
@@ -30,11 +30,18 @@ struct ExecLink {
   std::string target;  // absolute, on the image's filesystem, as the agent sees it
 };
 
+/// The links a 7.x agent needs: STATE/data/install -> HOME/data/<vh>/install
+/// and STATE/data/tmp -> HOME/data/tmp, as the agent sees HOME (`home`).
+std::vector<ExecLink> ExecLinks(const std::string& home, const std::string& vh_name);
+
+/// Whether every link in STATE/data (`data`) is in place.
+bool ExecLinksInPlace(const Dir& data, const std::vector<ExecLink>& links);
+
 /// Makes each STATE/data/<name> a symlink to its target. Whatever else is
 /// there (a directory the 7.13 agent filled, a planted symlink) is moved to
 /// STATE/.agent-init/displaced/<id>/ (never followed, never deleted).
 /// Returns whether anything changed.
-Result<bool> LinkExecDirs(const Dir& data, const std::vector<ExecLink>& links, const Dir& aidir,
+Result<bool> LinkExecDirs(const Dir& data, const std::vector<ExecLink>& links, const Volume& volume,
                           const std::string& id);
 
 }  // namespace agent_init

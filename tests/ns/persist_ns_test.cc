@@ -60,7 +60,7 @@ class PersistNs : public ::testing::Test {
 TEST_F(PersistNs, BindMethodPutsTheVolumeOnTheVersionedHome) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
-    auto r = Prepare(MakeConfig(Method::kBind), {});
+    auto r = Prepare(MakeConfig(Method::kBind), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(r->placement == Placement::kBind, "placement");
     NS_CHECK(MountsAt(t_ / kVh + "/run") == 1, "one mount on VH/run");
@@ -75,7 +75,7 @@ TEST_F(PersistNs, AutoFallsBackToSymlinkWithoutCapSysAdmin) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(r->placement == Placement::kSymlink, "auto must fall back to the symlink");
     NS_CHECK(test::IsSymlink(t_ / kVh + "/run"), "VH/run is a symlink");
@@ -92,7 +92,7 @@ TEST_F(PersistNs, ForcedBindWithoutPermissionIs73) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
-    auto r = Prepare(MakeConfig(Method::kBind), {});
+    auto r = Prepare(MakeConfig(Method::kBind), std::nullopt, {});
     NS_CHECK(!r, "bind must fail without permission");
     NS_CHECK(ExitCodeFor(r.error().kind) == 73, "exit code " + std::to_string(ExitCodeFor(r.error().kind)));
     NS_CHECK(r.error().hint.find("CAP_SYS_ADMIN") != std::string::npos, "hint: " + r.error().hint);
@@ -109,7 +109,7 @@ TEST_F(PersistNs, MigrationWithConflictsAcrossFilesystems) {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     test::WriteFile(t_ / "state/run/agent.id", "volume-id");
     test::WriteFile(t_ / "state/run/same", "same");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(r->placement == Placement::kBind, "bind with CAP_SYS_ADMIN");
     NS_CHECK(test::ReadFile(t_ / kVh + "/run/agent.id") == "volume-id", "the volume's copy wins");
@@ -131,14 +131,14 @@ TEST_F(PersistNs, SecondPrepareChangesNothing) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     {
-      auto first = Prepare(MakeConfig(Method::kAuto), {});
+      auto first = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
       NS_CHECK(first && first->changed, "first prepare changes");
     }  // its lock is released, as when prepare exits
-    auto second = Prepare(MakeConfig(Method::kAuto), {});
+    auto second = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(second, "second prepare: " + second.error().msg);
     NS_CHECK(!second->changed, "second prepare must find the work done");
     second = std::unexpected(Error{});
-    auto third = Prepare(MakeConfig(Method::kSymlink), {});
+    auto third = Prepare(MakeConfig(Method::kSymlink), std::nullopt, {});
     NS_CHECK(third && !third->changed, "a bound run directory is in place for any method");
     NS_CHECK(MountsAt(t_ / kVh + "/run") == 1, "exactly one mount, none stacked");
     return "";
@@ -149,8 +149,8 @@ TEST_F(PersistNs, SecondPrepareChangesNothing) {
 TEST_F(PersistNs, SecondPrepareWithSymlinkChangesNothing) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
-    NS_CHECK(Prepare(MakeConfig(Method::kSymlink), {}), "first prepare");
-    auto second = Prepare(MakeConfig(Method::kAuto), {});
+    NS_CHECK(Prepare(MakeConfig(Method::kSymlink), std::nullopt, {}), "first prepare");
+    auto second = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(second && !second->changed, "the symlink is found in place");
     NS_CHECK(MountsAt(t_ / kVh + "/run") == 0, "no mount added on top of the symlink");
     return "";
@@ -165,7 +165,7 @@ TEST_F(PersistNs, AStaleSymlinkAtTheRunDirectoryIsReplaced) {
   test::Symlink("/nonexistent/elsewhere/run", t_ / kVh + "/run");
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(r->placement == Placement::kBind, "bound");
     NS_CHECK(MountsAt(t_ / kVh + "/run") == 1, "mounted");
@@ -180,7 +180,7 @@ TEST_F(PersistNs, ARelativeSymlinkToTheVolumeIsInPlace) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     test::MakeDirs(t_ / "state/run");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(!r->changed && r->placement == Placement::kSymlink,
              "a relative link to STATE/run is already in place");
@@ -199,7 +199,7 @@ TEST_F(PersistNs, ReadOnlyRootWithoutMountPermissionIs73) {
     NS_CHECK(::mount(nullptr, home.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0,
              "remount ro");
     NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(!r, "prepare must fail");
     NS_CHECK(ExitCodeFor(r.error().kind) == 73,
              "exit " + std::to_string(ExitCodeFor(r.error().kind)) + ": " + r.error().msg);
@@ -218,7 +218,7 @@ TEST_F(PersistNs, ReadOnlyRootWithMountPermissionBinds) {
     NS_CHECK(::mount(home.c_str(), home.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind home");
     NS_CHECK(::mount(nullptr, home.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0,
              "remount ro");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(r->placement == Placement::kBind, "bind works over an existing VH/run on a read-only root");
     test::WriteFile(t_ / kVh + "/run/x", "y");
@@ -234,7 +234,7 @@ TEST_F(PersistNs, SymlinkPlantedInTheVolumeIsRefusedAndItsTargetUntouched) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     test::Symlink(t_ / "outside", t_ / "state/run");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(!r, "prepare must refuse");
     NS_CHECK(ExitCodeFor(r.error().kind) == 77, "exit " + std::to_string(ExitCodeFor(r.error().kind)));
     NS_CHECK(r.error().msg.find("symlink") != std::string::npos, r.error().msg);
@@ -251,7 +251,7 @@ TEST_F(PersistNs, SymlinkedBookkeepingDirectoryIsRefused) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
     test::Symlink(t_ / "outside", t_ / "state/.agent-init");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(!r && ExitCodeFor(r.error().kind) == 77, "refused with 77");
     return "";
   });
@@ -265,7 +265,7 @@ TEST_F(PersistNs, SymlinkedBookkeepingDirectoryIsRefused) {
 TEST_F(PersistNs, ComponentInstalledThroughTmpExecutesWithANoexecVolume) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = MountNoexecVolume(); !e.empty()) return e;
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     std::string tmp = t_ / "home/data/tmp/elastic-agent-install-1";
     test::WriteFile(tmp, test::ReadFile("/bin/true"), 0755);
@@ -288,7 +288,7 @@ TEST_F(PersistNs, NoexecVolumeOverDataFailsAndIsRefused) {
     test::WriteFile(vh + "/install/metricbeat", test::ReadFile("/bin/true"), 0755);
     NS_CHECK(test::Shell(vh + "/install/metricbeat 2>/dev/null") == 126,
              "executing from noexec fails (EACCES)");
-    auto r = Prepare(MakeConfig(Method::kAuto), {});
+    auto r = Prepare(MakeConfig(Method::kAuto), std::nullopt, {});
     NS_CHECK(!r, "prepare must refuse a noexec versioned home");
     NS_CHECK(ExitCodeFor(r.error().kind) == 65, "exit " + std::to_string(ExitCodeFor(r.error().kind)));
     NS_CHECK(r.error().msg.find("noexec") != std::string::npos, r.error().msg);
@@ -315,7 +315,7 @@ TEST_F(PersistNs, MigrationFromAnOverlayImageLayer) {
     c.home = t_ / "root/home";
     c.state = t_ / "root/state";
     c.method = Method::kSymlink;
-    auto r = Prepare(c, {});
+    auto r = Prepare(c, std::nullopt, {});
     NS_CHECK(r, "prepare: " + r.error().msg);
     NS_CHECK(test::ReadFile(t_ / "root/state/run/default/state.db") == "layer-state",
              "copied from the layer");

@@ -37,27 +37,27 @@ TEST(Generation, EntrypointScripts) {
 TEST(Generation, CommandsThroughWrappers) {
   std::string evidence;
   auto no_files = [](const std::string&) { return std::string(); };
-  EXPECT_EQ(LayoutFromCommand({"elastic-agent", "container"}, no_files, evidence), Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"/usr/share/elastic-agent/elastic-agent", "run", "-e"}, no_files, evidence),
+  EXPECT_EQ(LayoutFromCommand({"elastic-agent", "container"}, no_files, {}, evidence), Layout::kState);
+  EXPECT_EQ(LayoutFromCommand({"/usr/share/elastic-agent/elastic-agent", "run", "-e"}, no_files, {}, evidence),
             Layout::kRun);
   EXPECT_EQ(
-      LayoutFromCommand({"/usr/bin/tini", "-s", "--", "elastic-agent", "container"}, no_files, evidence),
+      LayoutFromCommand({"/usr/bin/tini", "-s", "--", "elastic-agent", "container"}, no_files, {}, evidence),
       Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"dumb-init", "elastic-agent", "run"}, no_files, evidence), Layout::kRun);
+  EXPECT_EQ(LayoutFromCommand({"dumb-init", "elastic-agent", "run"}, no_files, {}, evidence), Layout::kRun);
   // Wrapper options that take a value are not the program.
   EXPECT_EQ(
-      LayoutFromCommand({"dumb-init", "--rewrite", "15:3", "elastic-agent", "container"}, no_files, evidence),
+      LayoutFromCommand({"dumb-init", "--rewrite", "15:3", "elastic-agent", "container"}, no_files, {}, evidence),
       Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"tini", "-e", "143", "-p", "SIGKILL", "--", "elastic-agent", "container"},
-                              no_files, evidence),
+                              no_files, {}, evidence),
             Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files,
+  EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files, {"--user"},
                               evidence),
             Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"/bin/sh", "-c", "exec elastic-agent container"}, no_files, evidence),
+  EXPECT_EQ(LayoutFromCommand({"/bin/sh", "-c", "exec elastic-agent container"}, no_files, {}, evidence),
             Layout::kState);
-  EXPECT_FALSE(LayoutFromCommand({"/bin/true"}, no_files, evidence));
-  EXPECT_FALSE(LayoutFromCommand({"elastic-agent", "version"}, no_files, evidence));
+  EXPECT_FALSE(LayoutFromCommand({"/bin/true"}, no_files, {}, evidence));
+  EXPECT_FALSE(LayoutFromCommand({"elastic-agent", "version"}, no_files, {}, evidence));
 }
 
 TEST(Generation, EntrypointScriptBehindTini) {
@@ -65,7 +65,7 @@ TEST(Generation, EntrypointScriptBehindTini) {
   auto files = [](const std::string& path) {
     return path == "/usr/local/bin/docker-entrypoint" ? std::string(kEntrypoint713) : std::string();
   };
-  auto l = LayoutFromCommand({"/usr/bin/tini", "--", "/usr/local/bin/docker-entrypoint"}, files, evidence);
+  auto l = LayoutFromCommand({"/usr/bin/tini", "--", "/usr/local/bin/docker-entrypoint"}, files, {}, evidence);
   EXPECT_EQ(l, Layout::kState);
   EXPECT_NE(evidence.find("docker-entrypoint"), std::string::npos) << evidence;
 }
@@ -99,15 +99,15 @@ TEST(Generation, DecisionFollowsTheOptionFirst) {
   test::HomeFixture f(t / "home");
   f.VersionedHome("elastic-agent-aaaaaa", {"components"});
   auto vh = Dir::OpenTrusted(f.Vh("elastic-agent-aaaaaa"));
-  EXPECT_EQ(DecideLayout(LayoutOption::kRun, {"elastic-agent", "container"}, *vh).layout, Layout::kRun);
-  EXPECT_EQ(DecideLayout(LayoutOption::kState, {"elastic-agent", "run"}, *vh).layout, Layout::kState);
-  LayoutDecision d = DecideLayout(LayoutOption::kAuto, {"elastic-agent", "container"}, *vh);
+  EXPECT_EQ(DecideLayout(LayoutOption::kRun, {"elastic-agent", "container"}, {}, *vh).layout, Layout::kRun);
+  EXPECT_EQ(DecideLayout(LayoutOption::kState, {"elastic-agent", "run"}, {}, *vh).layout, Layout::kState);
+  LayoutDecision d = DecideLayout(LayoutOption::kAuto, {"elastic-agent", "container"}, {}, *vh);
   EXPECT_EQ(d.layout, Layout::kState);
   EXPECT_EQ(d.generation, Generation::kV2);
   test::WriteFile(t / "entrypoint", kEntrypoint713, 0755);
-  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, *vh, t / "entrypoint").layout, Layout::kState)
+  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "entrypoint").layout, Layout::kState)
       << "without a command (prepare) the image's entrypoint decides";
-  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, *vh, t / "none").layout, Layout::kRun);
+  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "none").layout, Layout::kRun);
 }
 
 }  // namespace

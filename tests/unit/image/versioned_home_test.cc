@@ -1,5 +1,7 @@
 #include "image/versioned_home.h"
 
+#include "image/image.h"
+
 #include <gtest/gtest.h>
 
 #include "home_fixture.h"
@@ -11,10 +13,11 @@ namespace {
 using test::HomeFixture;
 using test::TempDir;
 
-Discovery DiscoverAt(const std::string& home, const std::string& forced = "") {
-  auto dir = Dir::OpenTrusted(home);
-  EXPECT_TRUE(dir) << dir.error().msg;
-  return Discover(*dir, forced);
+Discovery DiscoverAt(const std::string& home, const std::string& forced = "",
+                     Listing listing = Listing::kAll) {
+  OpenedImage opened = OpenImage(home, forced, listing);
+  EXPECT_TRUE(opened.image.home.valid()) << opened.failure->error.msg;
+  return opened.image.discovery;
 }
 
 bool HasWarningContaining(const Discovery& d, const std::string& text) {
@@ -267,8 +270,7 @@ TEST(DiscoverWhenNeeded, StrongEvidenceSkipsTheListing) {
   f.VersionedHome("elastic-agent-aaaaaa").VersionedHome("elastic-agent-bbbbbb");
   f.HomeSymlink(f.Vh("elastic-agent-bbbbbb") + "/elastic-agent");
   f.File(".build_hash.txt", "aaaaaa0123456789abcdef0123456789abcdef01\n");
-  auto home = Dir::OpenTrusted(f.home());
-  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  Discovery d = DiscoverAt(f.home(), "", Listing::kWhenNeeded);
   ASSERT_FALSE(d.error);
   EXPECT_EQ(d.versioned_home, "elastic-agent-bbbbbb");
   EXPECT_EQ(d.candidates.size(), 1u) << "only the decided one was looked at";
@@ -280,8 +282,7 @@ TEST(DiscoverWhenNeeded, BrokenSymlinkFallsBackToTheFullListing) {
   test::HomeFixture f(t / "home");
   f.VersionedHome("elastic-agent-8ecdff");
   f.HomeSymlink(f.Vh("elastic-agent-0af676") + "/elastic-agent");
-  auto home = Dir::OpenTrusted(f.home());
-  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  Discovery d = DiscoverAt(f.home(), "", Listing::kWhenNeeded);
   ASSERT_TRUE(d.error);
   EXPECT_NE(d.error->msg.find("elastic-agent-8ecdff"), std::string::npos)
       << "lists what exists: " << d.error->msg;
@@ -292,8 +293,7 @@ TEST(DiscoverWhenNeeded, WeakEvidenceListsAsBefore) {
   test::HomeFixture f(t / "home");
   f.VersionedHome("elastic-agent-aaaaaa").VersionedHome("elastic-agent-bbbbbb");
   f.File(".elastic-agent.active.commit", "bbbbbb\n");
-  auto home = Dir::OpenTrusted(f.home());
-  Discovery d = Discover(*home, "", Listing::kWhenNeeded);
+  Discovery d = DiscoverAt(f.home(), "", Listing::kWhenNeeded);
   EXPECT_EQ(d.versioned_home, "elastic-agent-bbbbbb");
   EXPECT_EQ(d.candidates.size(), 2u);
 }

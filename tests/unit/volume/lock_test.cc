@@ -20,7 +20,7 @@ pid_t HoldInChild(const std::string& dir, double seconds) {
   pid_t pid = ::fork();
   if (pid == 0) {
     auto d = Dir::OpenTrusted(dir);
-    auto lock = VolumeLock::Acquire(*d, 0, "exec");
+    auto lock = VolumeLock::Acquire(*d, 0, Mode::kExec);
     (void)!::write(ready[1], lock ? "1" : "0", 1);
     ::usleep(static_cast<useconds_t>(seconds * 1e6));
     _exit(0);
@@ -38,7 +38,7 @@ TEST(Lock, SecondInstanceWaitsThenFailsWith75NamingTheHolder) {
   ASSERT_GT(holder, 0);
   auto dir = Dir::OpenTrusted(t.path());
   auto start = std::chrono::steady_clock::now();
-  auto second = VolumeLock::Acquire(*dir, 1, "exec");
+  auto second = VolumeLock::Acquire(*dir, 1, Mode::kExec);
   auto waited = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(second);
   EXPECT_EQ(ExitCodeFor(second.error().kind), 75);
@@ -57,7 +57,7 @@ TEST(Lock, TimeoutZeroFailsAtOnce) {
   pid_t holder = HoldInChild(t.path(), 3);
   ASSERT_GT(holder, 0);
   auto dir = Dir::OpenTrusted(t.path());
-  auto second = VolumeLock::Acquire(*dir, 0, "exec");
+  auto second = VolumeLock::Acquire(*dir, 0, Mode::kExec);
   ASSERT_FALSE(second);
   EXPECT_EQ(ExitCodeFor(second.error().kind), 75);
   ::kill(holder, SIGKILL);
@@ -69,7 +69,7 @@ TEST(Lock, ProceedsWhenTheHolderEndsWithinTheTimeout) {
   pid_t holder = HoldInChild(t.path(), 0.5);
   ASSERT_GT(holder, 0);
   auto dir = Dir::OpenTrusted(t.path());
-  auto second = VolumeLock::Acquire(*dir, 10, "exec");
+  auto second = VolumeLock::Acquire(*dir, 10, Mode::kExec);
   ASSERT_TRUE(second) << second.error().msg;
   ::waitpid(holder, nullptr, 0);
   auto owner = DecodeOwner(test::ReadFile(t / "owner"));
@@ -84,7 +84,7 @@ TEST(Lock, ALongerOwnerRecordIsReplacedWhole) {
   test::WriteFile(t / "owner", "pid 999999\nhost " + std::string(300, 'h') +
                                    "\nstarted 2020-01-01T00:00:00Z\nversion 0.0.1\nmode prepare\n");
   auto dir = Dir::OpenTrusted(t.path());
-  auto lock = VolumeLock::Acquire(*dir, 0, "exec");
+  auto lock = VolumeLock::Acquire(*dir, 0, Mode::kExec);
   ASSERT_TRUE(lock) << lock.error().msg;
   std::string text = test::ReadFile(t / "owner");
   EXPECT_EQ(text.find("hhh"), std::string::npos) << text;
@@ -109,7 +109,7 @@ TEST(Lock, ANewRecordFollowedByTheOldTailReadsAsTheNewOne) {
 TEST(Lock, TheFdSurvivesExec) {
   test::TempDir t;
   auto dir = Dir::OpenTrusted(t.path());
-  auto lock = VolumeLock::Acquire(*dir, 0, "exec");
+  auto lock = VolumeLock::Acquire(*dir, 0, Mode::kExec);
   ASSERT_TRUE(lock);
   EXPECT_EQ(::fcntl(lock->fd(), F_GETFD) & FD_CLOEXEC, 0);
 }
@@ -140,7 +140,7 @@ TEST(Lock, ALockFileThatIsASymlinkIsRefused) {
   test::MakeDirs(t / "ai");
   test::Symlink(t / "outside", t / "ai/lock");
   auto dir = Dir::OpenTrusted(t / "ai");
-  auto lock = VolumeLock::Acquire(*dir, 0, "exec");
+  auto lock = VolumeLock::Acquire(*dir, 0, Mode::kExec);
   ASSERT_FALSE(lock);
   EXPECT_EQ(ExitCodeFor(lock.error().kind), 77);
   EXPECT_EQ(test::ReadFile(t / "outside"), "keep");
@@ -150,7 +150,7 @@ TEST(Lock, ALockFileThatIsAFifoIsRefused) {
   test::TempDir t;
   ASSERT_EQ(::mkfifo((t / "lock").c_str(), 0600), 0);
   auto dir = Dir::OpenTrusted(t.path());
-  auto lock = VolumeLock::Acquire(*dir, 0, "exec");
+  auto lock = VolumeLock::Acquire(*dir, 0, Mode::kExec);
   ASSERT_FALSE(lock);
   EXPECT_EQ(ExitCodeFor(lock.error().kind), 65);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -9,7 +11,9 @@ namespace {
 
 struct MigrateFixture {
   test::TempDir t;
-  Dir image_run, state_run, aidir;
+  Dir image_run, state_run;
+  std::optional<Volume> opened;
+  Volume& volume() { return *opened; }
   MigrateFixture() {
     test::MakeDirs(t / "image/run");
     test::MakeDirs(t / "state/run");
@@ -18,7 +22,8 @@ struct MigrateFixture {
   void Open() {
     image_run = *Dir::OpenTrusted(t / "image/run");
     state_run = *Dir::OpenTrusted(t / "state/run");
-    aidir = *Dir::OpenTrusted(t / "state/.agent-init");
+    opened.emplace(*Volume::Open(t / "state"));
+    EXPECT_TRUE(opened->MakeBookkeeping());
   }
 };
 
@@ -33,8 +38,7 @@ TEST(Migrate, MovesNewEntriesAndKeepsTheVolumesCopyOnConflict) {
   test::WriteFile(f.t / "state/run/both", "volume-version");
   test::WriteFile(f.t / "state/run/dir/inner-both", "volume-inner");
   f.Open();
-  Journal journal(f.aidir);
-  auto r = MigrateRun(f.image_run, f.state_run, f.aidir, journal, "ID1");
+  auto r = MigrateRun(f.image_run, f.state_run, f.volume(), "ID1");
   ASSERT_TRUE(r) << r.error().msg;
 
   EXPECT_EQ(test::ReadFile(f.t / "state/run/only-image"), "image");
@@ -59,8 +63,7 @@ TEST(Migrate, TypeClashGoesAsideWhole) {
   test::WriteFile(f.t / "image/run/x/file", "in a dir");
   test::WriteFile(f.t / "state/run/x", "a file");
   f.Open();
-  Journal journal(f.aidir);
-  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.aidir, journal, "ID2"));
+  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.volume(), "ID2"));
   EXPECT_EQ(test::ReadFile(f.t / "state/run/x"), "a file");
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/conflicts/ID2/x/file"), "in a dir");
 }
@@ -71,8 +74,7 @@ TEST(Migrate, ASymlinkPlantedInTheVolumeIsNeverFollowed) {
   test::MakeDirs(f.t / "outside");
   test::Symlink(f.t / "outside", f.t / "state/run/dir");
   f.Open();
-  Journal journal(f.aidir);
-  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.aidir, journal, "ID3"));
+  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.volume(), "ID3"));
   EXPECT_FALSE(test::Exists(f.t / "outside/secret"));
   EXPECT_TRUE(test::IsSymlink(f.t / "state/run/dir"));
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/conflicts/ID3/dir/secret"), "image");
@@ -83,10 +85,10 @@ TEST(Migrate, ResumesFromMergePhase) {
   // A crash after collect: the entries wait in incoming, the image is empty.
   test::WriteFile(f.t / "state/.agent-init/migrate/incoming/agent.id", "ID");
   f.Open();
-  Journal journal(f.aidir);
+  Journal& journal = f.volume().journal();
   Intent intent{"migrate", "ID4", "merge", {}};
   ASSERT_TRUE(journal.Write(intent));
-  auto r = ResumeMigration(intent, &f.image_run, f.state_run, f.aidir, journal);
+  auto r = ResumeMigration(intent, &f.image_run, f.state_run, f.volume());
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "ID");
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/journal"));
@@ -105,8 +107,7 @@ TEST(Migrate, LeftoversInTheWorkAreaDoNotStandInForTheImagesState) {
   test::WriteFile(f.t / "image/run/agent.id", "image-id");
   test::WriteFile(f.t / "state/.agent-init/migrate/incoming/agent.id", "planted");
   f.Open();
-  Journal journal(f.aidir);
-  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.aidir, journal, "ID5"));
+  ASSERT_TRUE(MigrateRun(f.image_run, f.state_run, f.volume(), "ID5"));
   EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "image-id");
 }
 

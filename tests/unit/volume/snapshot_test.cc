@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -12,13 +14,14 @@ namespace {
 
 struct SnapFixture {
   test::TempDir t;
-  Dir state, aidir;
+  std::optional<Volume> opened;
+  Volume& volume() { return *opened; }
   SnapFixture() {
     test::WriteFile(t / "state/run/agent.id", "A-ID");
     test::WriteFile(t / "state/run/comp/registry", "offsets");
     test::MakeDirs(t / "state/.agent-init");
-    state = *Dir::OpenTrusted(t / "state");
-    aidir = *Dir::OpenTrusted(t / "state/.agent-init");
+    opened.emplace(*Volume::Open(t / "state"));
+    EXPECT_TRUE(opened->OpenBookkeeping());
   }
   void Age(const std::string& name, int seconds_ago) {
     struct timeval tv[2];
@@ -31,9 +34,8 @@ struct SnapFixture {
 
 TEST(Snapshot, CopiesRunWithoutTouchingIt) {
   SnapFixture f;
-  Journal j(f.aidir);
   std::string before = test::TreeDigest(f.t / "state/run");
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "elastic-agent-aaaaaa", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", 2));
   EXPECT_EQ(test::TreeDigest(f.t / "state/run"), before);
   EXPECT_EQ(test::TreeDigest(f.t / "state/.agent-init/snapshots/elastic-agent-aaaaaa"), before);
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/journal"));
@@ -42,16 +44,15 @@ TEST(Snapshot, CopiesRunWithoutTouchingIt) {
 
 TEST(Snapshot, ReplacesASnapshotOfTheSameNameAndPrunesToKeep) {
   SnapFixture f;
-  Journal j(f.aidir);
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "a", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "a", 2));
   f.Age("a", 300);
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "b", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "b", 2));
   f.Age("b", 200);
   test::WriteFile(f.t / "state/run/agent.id", "NEW");
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "a", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "a", 2));
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/snapshots/a/agent.id"), "NEW");
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "c", 2));
-  auto list = ListSnapshots(f.aidir);
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "c", 2));
+  auto list = ListSnapshots(f.volume());
   ASSERT_TRUE(list);
   ASSERT_EQ(list->size(), 2u);
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/snapshots/b")) << "the oldest goes";
@@ -60,10 +61,9 @@ TEST(Snapshot, ReplacesASnapshotOfTheSameNameAndPrunesToKeep) {
 
 TEST(Snapshot, RestorePutsItBackAndKeepsTheCurrentRun) {
   SnapFixture f;
-  Journal j(f.aidir);
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "elastic-agent-aaaaaa", 3));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", 3));
   test::WriteFile(f.t / "state/run/agent.id", "B-ID");
-  ASSERT_TRUE(RestoreSnapshot(f.state, "", f.aidir, j, "elastic-agent-aaaaaa", "before-restore-x", 3));
+  ASSERT_TRUE(RestoreSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", "before-restore-x", 3));
   EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "A-ID");
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/snapshots/before-restore-x/agent.id"), "B-ID");
   EXPECT_TRUE(test::Exists(f.t / "state/.agent-init/snapshots/elastic-agent-aaaaaa/agent.id"));
@@ -71,9 +71,8 @@ TEST(Snapshot, RestorePutsItBackAndKeepsTheCurrentRun) {
 
 TEST(Snapshot, RestoreOfAMissingSnapshotListsThePresentOnes) {
   SnapFixture f;
-  Journal j(f.aidir);
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "elastic-agent-aaaaaa", 2));
-  auto r = RestoreSnapshot(f.state, "", f.aidir, j, "nope", "x", 2);
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", 2));
+  auto r = RestoreSnapshot(f.volume(), Layout::kRun, "nope", "x", 2);
   ASSERT_FALSE(r);
   EXPECT_EQ(ExitCodeFor(r.error().kind), 64);
   EXPECT_NE(r.error().hint.find("elastic-agent-aaaaaa"), std::string::npos);
@@ -83,8 +82,7 @@ TEST(Snapshot, ASymlinkedSnapshotsDirectoryIsRefused) {
   SnapFixture f;
   test::MakeDirs(f.t / "outside");
   test::Symlink(f.t / "outside", f.t / "state/.agent-init/snapshots");
-  Journal j(f.aidir);
-  auto r = TakeSnapshot(f.state, "", f.aidir, j, "a", 2);
+  auto r = TakeSnapshot(f.volume(), Layout::kRun, "a", 2);
   ASSERT_FALSE(r);
   EXPECT_EQ(ExitCodeFor(r.error().kind), 77);
   EXPECT_EQ(test::TreeDigest(f.t / "outside"), "");
@@ -94,8 +92,7 @@ TEST(Snapshot, NamesWithNewlinesAndInvalidUtf8SurviveTheCopy) {
   SnapFixture f;
   test::WriteFile(f.t / "state/run/line\nbreak", "1");
   test::WriteFile(f.t / "state/run/bad\xff\xfe", "2");
-  Journal j(f.aidir);
-  ASSERT_TRUE(TakeSnapshot(f.state, "", f.aidir, j, "a", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "a", 2));
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/snapshots/a/line\nbreak"), "1");
   EXPECT_EQ(test::ReadFile(f.t / "state/.agent-init/snapshots/a/bad\xff\xfe"), "2");
 }

@@ -1,0 +1,48 @@
+// The documented exit codes: one table that ExitCodeFor(), the --help text
+// and README's table (checked by a test) all come from.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace agent_init {
+
+struct ExitCode {
+  int code;
+  std::optional<Kind> kind;  // the failure class it reports; none for 0
+  std::string_view meaning;  // as README says it (Markdown)
+};
+
+inline constexpr std::array<ExitCode, 9> kExitCodes = {{
+    {0, std::nullopt, "ready (`prepare`; `inspect` found no problem)"},
+    {64, Kind::kUsage,
+     "bad usage: unknown option, bad value, no command; `restore` of a snapshot that does not exist"},
+    {65, Kind::kLayout,
+     "the home's layout is missing, ambiguous or broken; an executable place is `noexec` or on the volume; a "
+     "FIFO or device where agent-init expects a directory or file; a journal or history agent-init cannot "
+     "read; (state layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
+     "marker, or 7.x install and temp directories on different mounts"},
+    {67, Kind::kNoUser,
+     "`--user` names a user or group that does not exist (nothing is touched, nothing runs)"},
+    {73, Kind::kCannotPlace,
+     "the run directory could not be put in place: the state volume is missing, the root filesystem is "
+     "read-only and mounting is not permitted, `--method bind` without permission, I/O errors"},
+    {75, Kind::kBusy,
+     "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` while the "
+     "agent runs"},
+    {77, Kind::kDenied,
+     "permission denied, or refused for safety (a symlink planted in the volume); `--user` without root; "
+     "agent-init started setuid"},
+    {126, Kind::kNotExecutable, "the command exists but cannot be executed (named in the message)"},
+    {127, Kind::kNotFound, "the command was not found (named in the message)"},
+}};
+
+/// The table as --help prints it: one entry per code, wrapped to `width`
+/// columns, without Markdown.
+std::string ExitCodeHelp(size_t width = 100);
+
+}  // namespace agent_init

@@ -1,0 +1,149 @@
+// The two renderings of an inspect report: one JSON object (--json) and
+// aligned text for people. Both print what Inspect gathered, nothing more.
+#include "base/json.h"
+#include "commands/inspect.h"
+
+namespace agent_init {
+namespace {
+
+void WriteOwner(JsonWriter& j, const std::optional<Owner>& o) {
+  if (!o) {
+    j.Null();
+    return;
+  }
+  j.BeginObject().Field("pid", o->pid).Field("host", o->host).Field("started", o->started);
+  j.Field("version", o->version).Field("mode", o->mode).EndObject();
+}
+
+void WritePlace(JsonWriter& j, const Place& p) {
+  j.BeginObject();
+  j.Field("role", p.role).Field("path", p.path);
+  if (p.found_mount) {
+    j.Field("target", p.mount.target).Field("fstype", p.mount.fstype);
+    j.Field("options", p.mount.vfs_options).Key("noexec").Bool(p.mount.noexec);
+  } else {
+    j.Key("target").Null().Key("fstype").Null().Key("options").Null().Key("noexec").Null();
+  }
+  j.Key("mount_id").Uint(p.mount_id);
+  j.EndObject();
+}
+
+
+}  // namespace
+
+std::string RenderJson(const InspectReport& r) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Field("home", r.home).Field("data", r.data);
+  j.Key("versioned_home");
+  if (r.versioned_home)
+    j.String(*r.versioned_home);
+  else
+    j.Null();
+  j.Key("versioned_home_evidence");
+  if (r.versioned_home)
+    j.String(RuleName(r.discovery.rule));
+  else
+    j.Null();
+  j.Key("evidence").BeginArray();
+  for (const auto& ev : r.discovery.evidence) {
+    j.BeginObject().Field("rule", RuleName(ev.rule)).Field("source", ev.source).Field("says", ev.says);
+    j.Key("names");
+    if (ev.names)
+      j.String(*ev.names);
+    else
+      j.Null();
+    j.Key("exists").Bool(ev.exists).EndObject();
+  }
+  j.EndArray();
+  j.Key("candidates").BeginArray();
+  for (const auto& c : r.discovery.candidates) j.String(c.name);
+  j.EndArray();
+  j.Field("state", r.state).Field("state_run", r.state_run);
+  j.Field("layout", LayoutName(r.layout.layout)).Field("layout_evidence", r.layout.evidence);
+  j.Field("generation", GenerationName(r.layout.generation))
+      .Field("generation_evidence", r.layout.generation_evidence);
+  j.Field("method", r.method).Field("method_reason", r.method_reason);
+  j.Key("prepared").Bool(r.prepared);
+  j.Key("mounts").BeginArray();
+  for (const auto& p : r.places) WritePlace(j, p);
+  j.EndArray();
+  j.Key("lock").BeginObject().Key("held").Bool(r.lock.held).Key("last_owner");
+  WriteOwner(j, r.lock.last_owner);
+  j.EndObject();
+  j.Key("last_versioned_home");
+  if (r.history)
+    j.String(r.history->current);
+  else
+    j.Null();
+  j.Key("history").BeginArray();
+  if (r.history) {
+    for (const auto& c : r.history->changes)
+      j.BeginObject().Field("at", c.at).Field("from", c.from).Field("to", c.to).EndObject();
+  }
+  j.EndArray();
+  j.Key("snapshots").BeginArray();
+  for (const auto& s : r.snapshots)
+    j.BeginObject().Field("name", s.name).Key("taken").Int(s.taken).EndObject();
+  j.EndArray();
+  j.Key("pending_change");
+  if (r.pending_change)
+    j.String(*r.pending_change);
+  else
+    j.Null();
+  j.Key("problems").BeginArray();
+  for (const auto& p : r.problems)
+    j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
+  j.EndArray();
+  j.Key("warnings").BeginArray();
+  for (const auto& w : r.warnings) j.String(w);
+  j.EndArray();
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+std::string RenderText(const InspectReport& r) {
+  std::string out;
+  auto line = [&](std::string_view key, std::string_view value) {
+    out += key;
+    out.append(key.size() < 18 ? 18 - key.size() : 1, ' ');
+    out += value;
+    out += '\n';
+  };
+  line("home:", r.home);
+  line("versioned home:", r.versioned_home
+                              ? *r.versioned_home + " (by " + std::string(RuleName(r.discovery.rule)) + ")"
+                              : std::string("not found"));
+  std::string cands;
+  for (const auto& c : r.discovery.candidates) cands += (cands.empty() ? "" : ", ") + c.name;
+  line("candidates:", cands.empty() ? "none" : cands);
+  for (const auto& ev : r.discovery.evidence) {
+    line("  evidence:", std::string(RuleName(ev.rule)) + ": " + ev.source + " -> " + ev.names.value_or("?") +
+                            (ev.exists ? "" : " (missing)"));
+  }
+  line("state:", r.state);
+  line("state run:", r.state_run);
+  line("layout:", std::string(LayoutName(r.layout.layout)) + " (" + r.layout.evidence + ")");
+  line("generation:",
+       std::string(GenerationName(r.layout.generation)) + " (" + r.layout.generation_evidence + ")");
+  line("method:", r.method + " (" + r.method_reason + ")");
+  line("prepared:", r.prepared ? "yes" : "no");
+  for (const auto& p : r.places) {
+    std::string where = p.found_mount ? p.mount.target + " " + p.mount.fstype + " " + p.mount.vfs_options +
+                                            (p.mount.noexec ? " [noexec]" : "")
+                                      : std::string("mount not found");
+    line("mount " + p.role + ":", p.path + " on " + where + " (id " + std::to_string(p.mount_id) + ")");
+  }
+  line("lock:", std::string(r.lock.held ? "held" : "free") +
+                    (r.lock.last_owner ? "; last owner " + DescribeOwner(*r.lock.last_owner) : ""));
+  line("last used by:", r.history ? r.history->current : std::string("nothing yet"));
+  std::string snaps;
+  for (const auto& s : r.snapshots) snaps += (snaps.empty() ? "" : ", ") + s.name;
+  line("snapshots:", snaps.empty() ? "none" : snaps);
+  for (const auto& w : r.warnings) line("warning:", w);
+  for (const auto& p : r.problems) line("problem:", "[" + p.code + "] " + p.message);
+  if (r.problems.empty()) out += "no problems\n";
+  return out;
+}
+
+}  // namespace agent_init

@@ -1,0 +1,71 @@
+#include "image/image.h"
+
+#include <fcntl.h>
+
+namespace agent_init {
+namespace {
+
+constexpr const char* kData = "data";
+
+Result<Dir> OpenHome(const std::string& path) {
+  auto home = Dir::OpenTrusted(path, Kind::kLayout);
+  if (!home) {
+    Error e = home.error();
+    e.hint = "set --home / AGENT_INIT_HOME to the agent's install directory (the one holding data/)";
+    return std::unexpected(e);
+  }
+  return home;
+}
+
+}  // namespace
+
+Error ImageFailure::Wrapped() const { return step.empty() ? error : Wrap(error, step); }
+
+Result<Dir> OpenImageData(const Dir& home) {
+  // HOME/data is part of the image (or a copy of it): a symlink there is the
+  // operator's choice and is followed.
+  int fd = ::openat(home.fd(), kData, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf(kData)),
+                                     "is " + Q(home.path()) +
+                                         " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
+                                         "that holds data/elastic-agent-<hash>"));
+  }
+  return Dir(UniqueFd(fd), home.PathOf(kData));
+}
+
+OpenedImage OpenImage(const std::string& home_path, const std::string& forced, Listing listing) {
+  OpenedImage out;
+  Image& image = out.image;
+  const std::string data_path = NormalizePath(home_path + "/" + kData);
+  auto home = OpenHome(home_path);
+  if (!home) {
+    out.failure = ImageFailure{home.error(), home_path, ""};
+    return out;
+  }
+  image.home = std::move(*home);
+  auto data = OpenImageData(image.home);
+  if (!data) {
+    image.discovery.data_path = data_path;
+    image.discovery.error = data.error();
+    out.failure = ImageFailure{data.error(), data_path, "find versioned home"};
+    return out;
+  }
+  image.data = std::move(*data);
+  image.discovery = Discover(image.home, image.data, forced, listing);
+  if (image.discovery.error) {
+    out.failure = ImageFailure{*image.discovery.error, data_path, "find versioned home"};
+    return out;
+  }
+  const std::string& name = *image.discovery.versioned_home;
+  auto vh = image.data.OpenSub(name);
+  if (!vh) {
+    out.failure = ImageFailure{vh.error(), data_path + "/" + name, "open versioned home"};
+    return out;
+  }
+  image.vh = std::move(*vh);
+  return out;
+}
+
+}  // namespace agent_init

@@ -1,0 +1,46 @@
+// Opening the agent's image: the first step of both prepare and inspect.
+// The home (--home), its data directory, the versioned home that discovery
+// decides, opened.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/dir.h"
+#include "base/error.h"
+#include "image/versioned_home.h"
+
+namespace agent_init {
+
+struct Image {
+  Dir home;
+  Dir data;             // HOME/data
+  Discovery discovery;  // what decided, with its warnings
+  Dir vh;               // HOME/data/<versioned home>
+};
+
+/// Where opening the image stopped.
+struct ImageFailure {
+  Error error;            // as the step reported it
+  std::string path;       // what it concerns
+  std::string_view step;  // for prepare's message: "", "find versioned home", "open versioned home"
+
+  /// The error with its step in front, as prepare reports it.
+  Error Wrapped() const;
+};
+
+struct OpenedImage {
+  Image image;  // what was opened before any failure
+  std::optional<ImageFailure> failure;
+};
+
+/// Opens the home at `home`, its data directory, and the versioned home that
+/// discovery decides (`forced`: --versioned-home; `listing`: see Discover).
+OpenedImage OpenImage(const std::string& home, const std::string& forced, Listing listing);
+
+/// Opens HOME/data: the image's, a symlink to elsewhere or a mounted copy
+/// are all followed (the versioned homes inside must be real directories).
+Result<Dir> OpenImageData(const Dir& home);
+
+}  // namespace agent_init
