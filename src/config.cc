@@ -1,21 +1,15 @@
 #include "config.h"
 
+#include "base/enum_names.h"
+
 namespace agent_init {
 
 std::string_view ModeName(Mode mode) {
-  switch (mode) {
-    case Mode::kExec:
-      return "exec";
-    case Mode::kSupervise:
-      return "supervise";
-    case Mode::kPrepare:
-      return "prepare";
-    case Mode::kInspect:
-      return "inspect";
-    case Mode::kRestore:
-      return "restore";
-  }
-  return "exec";
+  static constexpr EnumName<Mode> kNames[] = {
+      {Mode::kExec, "exec"},       {Mode::kSupervise, "supervise"}, {Mode::kPrepare, "prepare"},
+      {Mode::kInspect, "inspect"}, {Mode::kRestore, "restore"},
+  };
+  return NameOf(mode, kNames);
 }
 
 std::string_view LayoutName(Layout layout) { return layout == Layout::kState ? "state" : "run"; }

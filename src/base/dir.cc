@@ -11,8 +11,6 @@
 namespace agent_init {
 namespace {
 
-constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-
 // Splits "a/b/c" into components; std::nullopt when any component is not a
 // plain name (empty, ".", "..") or the path is absolute.
 std::optional<std::vector<std::string_view>> SplitRelative(std::string_view rel) {
@@ -97,28 +95,11 @@ Result<Dir> Dir::OpenTrusted(const std::string& path, Kind missing_kind) {
   return Dir(UniqueFd(fd), path);
 }
 
-Result<Dir> Dir::OpenSub(std::string_view rel) const {
-  auto parts = SplitRelative(rel);
-  if (!parts) return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain relative path");
-  int cur = fd_.get();
-  UniqueFd owned;
-  std::string shown = path_;
-  for (auto part : *parts) {
-    shown = Join(shown, part);
-    std::string name(part);
-    int fd = ::openat(cur, name.c_str(), kDirFlags);
-    if (fd < 0) {
-      int err = errno;
-      if (err == ENOENT) return SysFail(err, "open " + Q(shown), Kind::kLayout);
-      return std::unexpected(RefusalFor(err, cur, name, shown));
-    }
-    owned.reset(fd);
-    cur = fd;
-  }
-  return Dir(std::move(owned), PathOf(rel));
-}
+Result<Dir> Dir::OpenSub(std::string_view rel) const { return Walk(rel, std::nullopt); }
 
-Result<Dir> Dir::MakeSub(std::string_view rel, mode_t mode) const {
+Result<Dir> Dir::MakeSub(std::string_view rel, mode_t mode) const { return Walk(rel, mode); }
+
+Result<Dir> Dir::Walk(std::string_view rel, std::optional<mode_t> create) const {
   auto parts = SplitRelative(rel);
   if (!parts) return Fail(Kind::kLayout, "refusing path " + Q(PathOf(rel)) + ": not a plain relative path");
   int cur = fd_.get();
@@ -127,15 +108,16 @@ Result<Dir> Dir::MakeSub(std::string_view rel, mode_t mode) const {
   for (auto part : *parts) {
     shown = Join(shown, part);
     std::string name(part);
-    int fd = ::openat(cur, name.c_str(), kDirFlags);
+    int fd = ::openat(cur, name.c_str(), kDirNoFollow);
     if (fd < 0 && errno == ENOENT) {
+      if (!create) return SysFail(ENOENT, "open " + Q(shown), Kind::kLayout);
       // mkdirat never follows a symlink planted at `name`: it fails with
       // EEXIST and the open below refuses it.
-      if (::mkdirat(cur, name.c_str(), mode) < 0 && errno != EEXIST) {
+      if (::mkdirat(cur, name.c_str(), *create) < 0 && errno != EEXIST) {
         int err = errno;
         return SysFail(err, "create directory " + Q(shown));
       }
-      fd = ::openat(cur, name.c_str(), kDirFlags);
+      fd = ::openat(cur, name.c_str(), kDirNoFollow);
     }
     if (fd < 0) return std::unexpected(RefusalFor(errno, cur, name, shown));
     owned.reset(fd);

@@ -5,6 +5,7 @@
 // directory, so nothing found in it may redirect agent-init.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <optional>
@@ -16,6 +17,9 @@
 #include "base/unique_fd.h"
 
 namespace agent_init {
+
+/// How a directory inside the volume is opened: never through a symlink.
+inline constexpr int kDirNoFollow = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 class Dir {
  public:
@@ -79,6 +83,9 @@ class Dir {
     std::string leaf;
   };
   Result<Parent> OpenParent(std::string_view rel) const;
+
+  // OpenSub (`create` empty) and MakeSub: one component at a time.
+  Result<Dir> Walk(std::string_view rel, std::optional<mode_t> create) const;
 
   UniqueFd fd_;
   std::string path_;

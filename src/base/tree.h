@@ -26,6 +26,10 @@ struct CopyStats {
 /// or two fds open; the agent never nests state anywhere near this deep.
 inline constexpr int kMaxTreeDepth = 256;
 
+/// A walk that `verb`s `path` at `depth`: an error (kCannotPlace) once it is
+/// kMaxTreeDepth levels down.
+Result<void> CheckTreeDepth(int depth, std::string_view verb, const std::string& path);
+
 /// Copies the entry `name` of `from` (file, symlink, FIFO or whole directory)
 /// to the new name `to_name` in `to`, which must not exist yet. Does not sync:
 /// call SyncFilesystem before making the copy visible.

@@ -1,5 +1,7 @@
 #include "image/layout_decision.h"
 
+#include "base/enum_names.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,15 +77,12 @@ std::string ReadScript(const std::string& path) {
 }  // namespace
 
 std::string_view GenerationName(Generation g) {
-  switch (g) {
-    case Generation::kV1:
-      return "v1 (7.x - 8.5)";
-    case Generation::kV2:
-      return "v2 (8.6+)";
-    case Generation::kUnknown:
-      break;
-  }
-  return "unknown";
+  static constexpr EnumName<Generation> kNames[] = {
+      {Generation::kUnknown, "unknown"},
+      {Generation::kV1, "v1 (7.x - 8.5)"},
+      {Generation::kV2, "v2 (8.6+)"},
+  };
+  return NameOf(g, kNames);
 }
 
 std::optional<Layout> LayoutFromScript(std::string_view script) {

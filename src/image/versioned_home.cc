@@ -1,5 +1,7 @@
 #include "image/versioned_home.h"
 
+#include "base/enum_names.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -92,14 +94,21 @@ void HomeSymlinkEvidence(const Dir& home, Discovery& out) {
                          "; not used as evidence");
 }
 
-void ManifestEvidence(const Dir& home, Discovery& out) {
-  auto text = home.ReadSmallFile(kManifest);
+// The content of an evidence file in the home; nothing when it is absent,
+// and a warning when it cannot be read.
+std::optional<std::string> ReadEvidenceFile(const Dir& home, std::string_view file, Discovery& out) {
+  auto text = home.ReadSmallFile(file);
   if (!text) {
     out.warnings.push_back(text.error().msg + "; not used as evidence");
-    return;
+    return std::nullopt;
   }
-  if (!*text) return;
-  auto name = ParseManifestVersionedHome(**text);
+  return std::move(*text);
+}
+
+void ManifestEvidence(const Dir& home, Discovery& out) {
+  auto text = ReadEvidenceFile(home, kManifest, out);
+  if (!text) return;
+  auto name = ParseManifestVersionedHome(*text);
   if (!name) {
     out.warnings.push_back(Q(home.PathOf(kManifest)) +
                            " has no usable package.versioned-home; not used as evidence");
@@ -112,13 +121,9 @@ void ManifestEvidence(const Dir& home, Discovery& out) {
 // candidate carries that hash (the legacy name wins over a versioned one, as
 // in the agent's own fallback).
 void CommitEvidence(const Dir& home, std::string_view file, Rule rule, Discovery& out) {
-  auto text = home.ReadSmallFile(file);
-  if (!text) {
-    out.warnings.push_back(text.error().msg + "; not used as evidence");
-    return;
-  }
-  if (!*text) return;
-  auto hash = ParseCommitHash(**text);
+  auto text = ReadEvidenceFile(home, file, out);
+  if (!text) return;
+  auto hash = ParseCommitHash(*text);
   if (!hash) {
     out.warnings.push_back(Q(home.PathOf(file)) + " does not hold a commit hash; not used as evidence");
     return;
@@ -165,23 +170,16 @@ std::string DescribeEvidence(const Evidence& ev) {
 }  // namespace
 
 std::string_view RuleName(Rule rule) {
-  switch (rule) {
-    case Rule::kOption:
-      return "option";
-    case Rule::kHomeSymlink:
-      return "home-symlink";
-    case Rule::kManifest:
-      return "manifest";
-    case Rule::kActiveCommit:
-      return "active-commit";
-    case Rule::kBuildHash:
-      return "build-hash";
-    case Rule::kOnlyCandidate:
-      return "only-candidate";
-    case Rule::kNone:
-      return "none";
-  }
-  return "none";
+  static constexpr EnumName<Rule> kNames[] = {
+      {Rule::kNone, "none"},
+      {Rule::kOption, "option"},
+      {Rule::kHomeSymlink, "home-symlink"},
+      {Rule::kManifest, "manifest"},
+      {Rule::kActiveCommit, "active-commit"},
+      {Rule::kBuildHash, "build-hash"},
+      {Rule::kOnlyCandidate, "only-candidate"},
+  };
+  return NameOf(rule, kNames);
 }
 
 Discovery Discover(const Dir& home, const Dir& data, const std::string& forced, Listing listing) {

@@ -23,6 +23,16 @@ bool Skippable(std::string_view line) {
   return line.empty() || line.front() == '#' || line.front() == '+' || line.front() == '-';
 }
 
+// The ':'-separated fields of a passwd or group line with at least `count`
+// of them and a name; std::nullopt for what the C library skips too.
+std::optional<std::vector<std::string_view>> EntryFields(std::string_view line, size_t count) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (Skippable(line)) return std::nullopt;
+  auto f = SplitFields(line, ':');
+  if (f.size() < count || f[0].empty()) return std::nullopt;
+  return f;
+}
+
 template <class Entry, class Parse>
 std::vector<Entry> ParseAll(std::string_view text, Parse parse) {
   std::vector<Entry> out;
@@ -57,26 +67,22 @@ std::optional<unsigned> ParseId(std::string_view text) {
 }
 
 std::optional<PasswdEntry> ParsePasswdLine(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (Skippable(line)) return std::nullopt;
-  auto f = SplitFields(line, ':');
-  if (f.size() < 7 || f[0].empty()) return std::nullopt;
-  auto uid = ParseId(f[2]);
-  auto gid = ParseId(f[3]);
+  auto f = EntryFields(line, 7);
+  if (!f) return std::nullopt;
+  auto uid = ParseId((*f)[2]);
+  auto gid = ParseId((*f)[3]);
   if (!uid || !gid) return std::nullopt;
-  return PasswdEntry{std::string(f[0]), *uid, *gid, std::string(f[5])};
+  return PasswdEntry{std::string((*f)[0]), *uid, *gid, std::string((*f)[5])};
 }
 
 std::optional<GroupEntry> ParseGroupLine(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (Skippable(line)) return std::nullopt;
-  auto f = SplitFields(line, ':');
-  if (f.size() < 4 || f[0].empty()) return std::nullopt;
-  auto gid = ParseId(f[2]);
+  auto f = EntryFields(line, 4);
+  if (!f) return std::nullopt;
+  auto gid = ParseId((*f)[2]);
   if (!gid) return std::nullopt;
-  GroupEntry g{std::string(f[0]), *gid, {}};
-  if (!f[3].empty()) {
-    for (auto m : SplitFields(f[3], ',')) {
+  GroupEntry g{std::string((*f)[0]), *gid, {}};
+  if (!(*f)[3].empty()) {
+    for (auto m : SplitFields((*f)[3], ',')) {
       if (!m.empty()) g.members.emplace_back(m);
     }
   }

@@ -75,10 +75,7 @@ struct MergeCtx {
 };
 
 Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, MergeCtx& ctx, int depth) {
-  if (depth >= kMaxTreeDepth) {
-    return Fail(Kind::kCannotPlace, "merge " + Q(from.path()) + ": nested deeper than " +
-                                        std::to_string(kMaxTreeDepth) + " levels; refusing");
-  }
+  if (auto deep = CheckTreeDepth(depth, "merge", from.path()); !deep) return deep;
   auto entries = from.List();
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {

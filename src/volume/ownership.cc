@@ -34,10 +34,7 @@ Result<void> ChownEntry(int dirfd, const std::string& name, const std::string& s
 }
 
 Result<void> ChownBelow(const Dir& dir, Walk& w, int depth) {
-  if (depth >= kMaxTreeDepth) {
-    return Fail(Kind::kCannotPlace, "chown " + Q(dir.path()) + ": nested deeper than " +
-                                        std::to_string(kMaxTreeDepth) + " levels; refusing");
-  }
+  if (auto deep = CheckTreeDepth(depth, "chown", dir.path()); !deep) return deep;
   auto entries = dir.List();
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {

@@ -1,5 +1,7 @@
 #include "volume/placement.h"
 
+#include "base/enum_names.h"
+
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -81,15 +83,12 @@ bool NotPermitted(int err) { return err == EPERM || err == EACCES; }
 }  // namespace
 
 std::string_view PlacementName(Placement placement) {
-  switch (placement) {
-    case Placement::kNone:
-      return "none";
-    case Placement::kBind:
-      return "bind";
-    case Placement::kSymlink:
-      return "symlink";
-  }
-  return "none";
+  static constexpr EnumName<Placement> kNames[] = {
+      {Placement::kNone, "none"},
+      {Placement::kBind, "bind"},
+      {Placement::kSymlink, "symlink"},
+  };
+  return NameOf(placement, kNames);
 }
 
 Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::string& link_target) {

@@ -127,33 +127,38 @@ int KeepFrom(const Intent& intent) {
   return keep ? std::atoi(keep->c_str()) : 2;
 }
 
-Result<void> RunSnapshot(Intent intent, Volume& volume) {
-  const Dir& aidir = volume.bookkeeping();
-  Journal& journal = volume.journal();
-  auto snapshots = aidir.MakeSub(kSnapshots, 0700);
-  if (!snapshots) return std::unexpected(snapshots.error());
-  if (intent.phase == "copy") {
-    auto parent = volume.OpenRunParent(LayoutOf(intent));
-    if (!parent) return std::unexpected(parent.error());
-    auto copied = CopyDurably(*parent, kRun, *snapshots, kPartial);
-    if (!copied) return copied;
-    intent.phase = "publish";
-    auto w = journal.Write(intent);
-    if (!w) return w;
-  }
-  if (intent.phase == "publish") {
-    auto published = Publish(*snapshots, intent.id);
-    if (!published) return published;
-    intent.phase = "prune";
-    auto w = journal.Write(intent);
-    if (!w) return w;
-  }
+// One journaled phase: when the change is at `phase`, runs `step`, then
+// records that the change moved on to `next`.
+template <class Step>
+Result<void> RunPhase(Journal& journal, Intent& intent, std::string_view phase, const char* next, Step step) {
+  if (intent.phase != phase) return {};
+  if (auto done = step(); !done) return done;
+  intent.phase = next;
+  return journal.Write(intent);
+}
+
+// The last phase of both changes: the snapshots beyond `keep` go.
+Result<void> PrunePhase(const Volume& volume, Journal& journal, const Intent& intent) {
   if (intent.phase != "prune") {
     return Fail(Kind::kLayout,
-                "journal " + Q(journal.Path()) + ": unknown snapshot phase " + Q(intent.phase));
+                "journal " + Q(journal.Path()) + ": unknown " + intent.op + " phase " + Q(intent.phase));
   }
-  auto pruned = Prune(volume, KeepFrom(intent));
-  if (!pruned) return pruned;
+  return Prune(volume, KeepFrom(intent));
+}
+
+Result<void> RunSnapshot(Intent intent, Volume& volume) {
+  Journal& journal = volume.journal();
+  auto snapshots = volume.bookkeeping().MakeSub(kSnapshots, 0700);
+  if (!snapshots) return std::unexpected(snapshots.error());
+  auto copied = RunPhase(journal, intent, "copy", "publish", [&]() -> Result<void> {
+    auto parent = volume.OpenRunParent(LayoutOf(intent));
+    if (!parent) return std::unexpected(parent.error());
+    return CopyDurably(*parent, kRun, *snapshots, kPartial);
+  });
+  if (!copied) return copied;
+  auto published = RunPhase(journal, intent, "publish", "prune", [&] { return Publish(*snapshots, intent.id); });
+  if (!published) return published;
+  if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
   return journal.Clear();
 }
 
@@ -163,28 +168,16 @@ Result<void> RunRestore(Intent intent, Volume& volume) {
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   std::string saved = Lookup(intent.args, "saved-as").value_or("before-restore");
-  if (intent.phase == "copy") {
-    auto copied = CopyDurably(*snapshots, intent.id, aidir, kRestorePartial);
-    if (!copied) return copied;
-    intent.phase = "swap";
-    auto w = journal.Write(intent);
-    if (!w) return w;
-  }
-  if (intent.phase == "swap") {
+  auto copied = RunPhase(journal, intent, "copy", "swap",
+                         [&] { return CopyDurably(*snapshots, intent.id, aidir, kRestorePartial); });
+  if (!copied) return copied;
+  auto swapped = RunPhase(journal, intent, "swap", "prune", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    auto swapped = Swap(*parent, aidir, *snapshots, saved);
-    if (!swapped) return swapped;
-    intent.phase = "prune";
-    auto w = journal.Write(intent);
-    if (!w) return w;
-  }
-  if (intent.phase != "prune") {
-    return Fail(Kind::kLayout,
-                "journal " + Q(journal.Path()) + ": unknown restore phase " + Q(intent.phase));
-  }
-  auto pruned = Prune(volume, KeepFrom(intent));
-  if (!pruned) return pruned;
+    return Swap(*parent, aidir, *snapshots, saved);
+  });
+  if (!swapped) return swapped;
+  if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
   // The state belongs to the restored version again: its next start takes
   // no snapshot, another version's snapshots it under its own name. Inside
   // the journaled change, so that a crash cannot leave the history saying

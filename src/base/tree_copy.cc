@@ -1,0 +1,245 @@
+// Copying a tree through fds (tree.h): modes, owners, times, symlinks, FIFOs
+// and holes kept; reflinks where the filesystem offers them.
+#include "base/tree.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/log.h"
+#include "base/sys.h"
+
+namespace agent_init {
+namespace {
+
+struct Node {
+  int dirfd;
+  const char* name;
+  std::string shown;  // path for messages
+};
+
+Result<struct statx> StatNoFollow(const Node& n) {
+  struct statx st;
+  if (sys::Statx(n.dirfd, n.name, AT_SYMLINK_NOFOLLOW, &st) < 0) return SysFail(errno, "stat " + Q(n.shown));
+  return st;
+}
+
+// Owners are kept when we may set them (root); an unprivileged copy keeps its
+// own, which is the best it can do.
+void CopyOwner(int dirfd, const char* name, const struct statx& st) {
+  ::fchownat(dirfd, name, st.stx_uid, st.stx_gid, AT_SYMLINK_NOFOLLOW);
+}
+
+void CopyOwner(int fd, const struct statx& st) { ::fchown(fd, st.stx_uid, st.stx_gid); }
+
+void FillTimes(const struct statx& st, struct timespec ts[2]) {
+  ts[0].tv_sec = st.stx_atime.tv_sec;
+  ts[0].tv_nsec = st.stx_atime.tv_nsec;
+  ts[1].tv_sec = st.stx_mtime.tv_sec;
+  ts[1].tv_nsec = st.stx_mtime.tv_nsec;
+}
+
+void CopyTimes(int dirfd, const char* name, const struct statx& st) {
+  struct timespec ts[2];
+  FillTimes(st, ts);
+  ::utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+void CopyTimes(int fd, const struct statx& st) {
+  struct timespec ts[2];
+  FillTimes(st, ts);
+  ::futimens(fd, ts);
+}
+
+// Plain read/write fallback for a range, when copy_file_range cannot be used.
+Result<void> CopyRangeRw(int in, int out, off_t off, off_t len, const std::string& shown) {
+  std::vector<char> buf(1 << 17);
+  while (len > 0) {
+    ssize_t n = ::pread(in, buf.data(), std::min<off_t>(len, static_cast<off_t>(buf.size())), off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysFail(errno, "read " + Q(shown));
+    }
+    if (n == 0) break;  // the file shrank under us; copy what there is
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::pwrite(out, buf.data() + done, static_cast<size_t>(n - done), off + done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return SysFail(errno, "write copy of " + Q(shown));
+      }
+      done += w;
+    }
+    off += n;
+    len -= n;
+  }
+  return {};
+}
+
+Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string& shown, bool& use_cfr) {
+  while (len > 0 && use_cfr) {
+    loff_t in_off = off, out_off = off;
+    ssize_t n = ::copy_file_range(in, &in_off, out, &out_off, static_cast<size_t>(len), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM) {
+        use_cfr = false;
+        break;
+      }
+      return SysFail(errno, "copy " + Q(shown));
+    }
+    if (n == 0) return {};
+    off += n;
+    len -= n;
+  }
+  if (len > 0) return CopyRangeRw(in, out, off, len, shown);
+  return {};
+}
+
+// One tree copy: its statistics, and what the filesystems turned out to
+// support (asked once, not for every file).
+struct CopyRun {
+  CopyStats& stats;
+  bool reflink = true;
+  bool cfr = true;
+};
+
+// Copies the bytes of a regular file: a reflink where the filesystem offers
+// one, else only the data segments (holes stay holes).
+Result<std::uint64_t> CopyData(int in, int out, off_t size, blkcnt_t blocks, const std::string& shown,
+                               CopyRun& run) {
+  if (size == 0) return 0;
+  if (run.reflink) {
+    if (::ioctl(out, FICLONE, in) == 0) return static_cast<std::uint64_t>(size);
+    if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY) run.reflink = false;
+  }
+  bool& use_cfr = run.cfr;
+  // A file whose blocks cover its size has no holes: one range, no seeking.
+  if (blocks * 512 >= size) {
+    auto r = CopyRange(in, out, 0, size, shown, use_cfr);
+    if (!r) return std::unexpected(r.error());
+    return static_cast<std::uint64_t>(size);
+  }
+  off_t pos = 0;
+  while (pos < size) {
+    off_t data = ::lseek(in, pos, SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // only a hole is left
+      // No SEEK_DATA support: copy everything.
+      auto r = CopyRange(in, out, pos, size - pos, shown, use_cfr);
+      if (!r) return std::unexpected(r.error());
+      pos = size;
+      break;
+    }
+    off_t hole = ::lseek(in, data, SEEK_HOLE);
+    if (hole < 0 || hole > size) hole = size;
+    auto r = CopyRange(in, out, data, hole - data, shown, use_cfr);
+    if (!r) return std::unexpected(r.error());
+    pos = hole;
+  }
+  if (::ftruncate(out, size) < 0) return SysFail(errno, "size copy of " + Q(shown));
+  return static_cast<std::uint64_t>(size);
+}
+
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run);
+
+Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
+                           int depth, CopyRun& run) {
+  if (auto deep = CheckTreeDepth(depth, "copy", src.shown); !deep) return deep;
+  int in_fd = ::openat(src.dirfd, src.name, kDirNoFollow);
+  if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
+  Dir in(UniqueFd(in_fd), src.shown);
+  if (::mkdirat(dst_dirfd, dst_name, 0700) < 0) return SysFail(errno, "create copy of " + Q(src.shown));
+  int out_fd = ::openat(dst_dirfd, dst_name, kDirNoFollow);
+  if (out_fd < 0) return SysFail(errno, "open copy of " + Q(src.shown));
+  UniqueFd out(out_fd);
+  auto entries = in.List();
+  if (!entries) return std::unexpected(entries.error());
+  for (const auto& e : *entries) {
+    Node child{in.fd(), e.name.c_str(), in.PathOf(e.name)};
+    auto r = CopyNode(child, out.get(), e.name.c_str(), depth + 1, run);
+    if (!r) return r;
+  }
+  CopyOwner(out.get(), st);
+  if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
+  CopyTimes(out.get(), st);
+  ++run.stats.dirs;
+  return {};
+}
+
+Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
+                         CopyRun& run) {
+  // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
+  int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
+  UniqueFd in(in_fd);
+  struct stat now;
+  if (::fstat(in.get(), &now) < 0) return SysFail(errno, "stat " + Q(src.shown));
+  if (!S_ISREG(now.st_mode))
+    return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
+  int out_fd = ::openat(dst_dirfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out_fd < 0) return SysFail(errno, "create copy of " + Q(src.shown));
+  UniqueFd out(out_fd);
+  auto bytes = CopyData(in.get(), out.get(), now.st_size, now.st_blocks, src.shown, run);
+  if (!bytes) return std::unexpected(bytes.error());
+  CopyOwner(out.get(), st);
+  if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
+  CopyTimes(out.get(), st);
+  ++run.stats.files;
+  run.stats.bytes += *bytes;
+  return {};
+}
+
+Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run) {
+  auto st = StatNoFollow(src);
+  if (!st) return std::unexpected(st.error());
+  mode_t type = st->stx_mode & S_IFMT;
+  switch (type) {
+    case S_IFDIR:
+      return CopyDirectory(src, *st, dst_dirfd, dst_name, depth, run);
+    case S_IFREG:
+      return CopyRegular(src, *st, dst_dirfd, dst_name, run);
+    case S_IFLNK: {
+      std::vector<char> buf(st->stx_size + 2 > 4096 ? st->stx_size + 2 : 4096);
+      ssize_t n = ::readlinkat(src.dirfd, src.name, buf.data(), buf.size());
+      if (n < 0) return SysFail(errno, "read symlink " + Q(src.shown));
+      std::string target(buf.data(), static_cast<size_t>(n));
+      if (::symlinkat(target.c_str(), dst_dirfd, dst_name) < 0)
+        return SysFail(errno, "copy symlink " + Q(src.shown));
+      CopyOwner(dst_dirfd, dst_name, *st);
+      CopyTimes(dst_dirfd, dst_name, *st);
+      ++run.stats.symlinks;
+      return {};
+    }
+    case S_IFIFO: {
+      if (::mkfifoat(dst_dirfd, dst_name, 0600) < 0) return SysFail(errno, "copy FIFO " + Q(src.shown));
+      CopyOwner(dst_dirfd, dst_name, *st);
+      ::fchmodat(dst_dirfd, dst_name, st->stx_mode & 07777, 0);
+      CopyTimes(dst_dirfd, dst_name, *st);
+      ++run.stats.files;
+      return {};
+    }
+    default:
+      log::Warn("skipped a device or socket while copying state", {{"path", src.shown}});
+      ++run.stats.skipped;
+      return {};
+  }
+}
+
+}  // namespace
+
+Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
+                       CopyStats* stats) {
+  CopyStats local;
+  Node src{from.fd(), name.c_str(), from.PathOf(name)};
+  CopyRun run{stats ? *stats : local};
+  auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, run);
+  if (!r) return std::unexpected(Wrap(r.error(), "copy to " + Q(to.PathOf(to_name))));
+  return {};
+}
+
+}  // namespace agent_init

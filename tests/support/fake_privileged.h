@@ -1,0 +1,42 @@
+// A stand-in for the privileged system calls (base/privileged.h): it records
+// every mount and chown it is asked for, answers with the errno a test sets
+// (a chown of a missing entry is ENOENT, as from the kernel), and changes
+// nothing on disk, so that placement and the hand-over to --user
+// are tested without root.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "base/privileged.h"
+
+namespace agent_init::test {
+
+class FakePrivileged final : public Privileged {
+ public:
+  // 0: the call "succeeds" (and does nothing); else it fails with this errno.
+  int new_api_errno = EPERM;
+  int classic_errno = EPERM;
+  int chown_errno = 0;
+  bool may_mount = false;
+
+  struct Chown {
+    std::string path;  // the directory's path, plus "/name" unless empty
+    uid_t uid;
+    gid_t gid;
+  };
+  std::vector<std::string> binds;  // "new-api" and "mount(2)", in call order
+  std::vector<Chown> chowns;
+
+  int BindNewApi(int source_fd, int target_fd) override;
+  int BindClassic(int source_fd, int target_fd) override;
+  int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) override;
+  bool HasMountCapability() override { return may_mount; }
+
+  /// Whether `path` (absolute, as the kernel names it) was chowned to uid:gid.
+  bool Chowned(const std::string& path, uid_t uid, gid_t gid) const;
+};
+
+}  // namespace agent_init::test

@@ -1,0 +1,62 @@
+// The exit codes are one table: ExitCodeFor, --help and README all say the
+// same thing.
+#include "base/exit_codes.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace agent_init {
+namespace {
+
+TEST(ExitCodes, EveryKindHasExactlyOneCode) {
+  for (Kind k : {Kind::kUsage, Kind::kLayout, Kind::kNoUser, Kind::kCannotPlace, Kind::kBusy, Kind::kDenied,
+                 Kind::kNotExecutable, Kind::kNotFound}) {
+    int rows = 0;
+    for (const ExitCode& e : kExitCodes) rows += e.kind == k;
+    EXPECT_EQ(rows, 1);
+  }
+  EXPECT_EQ(ExitCodeFor(Kind::kUsage), 64);
+  EXPECT_EQ(ExitCodeFor(Kind::kNotFound), 127);
+}
+
+// README's "Exit codes" table, row for row.
+TEST(ExitCodes, ReadmeTableIsTheTable) {
+  std::ifstream in(AGENT_INIT_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(in) << "README.md not found";
+  std::stringstream all;
+  all << in.rdbuf();
+  std::string text = all.str();
+  size_t at = text.find("### Exit codes");
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream lines(text.substr(at));
+  std::regex row(R"(^\| (\d+) \| (.*) \|$)");
+  std::vector<std::pair<int, std::string>> readme;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) readme.emplace_back(std::stoi(m[1]), m[2]);
+    if (!readme.empty() && !line.starts_with("|")) break;
+  }
+  std::vector<std::pair<int, std::string>> table;
+  for (const ExitCode& e : kExitCodes) table.emplace_back(e.code, std::string(e.meaning));
+  EXPECT_EQ(readme, table);
+}
+
+TEST(ExitCodes, HelpListsEveryCodeWithItsMeaningUnwrapped) {
+  std::string help = ExitCodeHelp(60);
+  for (const ExitCode& e : kExitCodes) {
+    EXPECT_NE(help.find("\n  " + std::to_string(e.code) + " "), std::string::npos) << help;
+  }
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find('`'), std::string::npos) << "no Markdown in --help: " << line;
+  }
+  // Unwrapped again, the words are the table's.
+  std::string flat = std::regex_replace(help, std::regex("\n +"), " ");
+  EXPECT_NE(flat.find("the command was not found (named in the message)"), std::string::npos) << flat;
+}
+
+}  // namespace
+}  // namespace agent_init

@@ -1,0 +1,94 @@
+// inspect as a library call: what it gathers, and the two renderings.
+#include "commands/inspect.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_privileged.h"
+#include "home_fixture.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+class InspectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::Make711Home(t_ / "home");
+    test::MakeDirs(t_ / "state");
+    config_.home = t_ / "home";
+    config_.state = t_ / "state";
+    config_.mode = Mode::kInspect;
+  }
+  InspectReport Run(const std::vector<std::string>& command = {}) { return Inspect(config_, command, ops_); }
+  bool HasProblem(const InspectReport& r, const std::string& code) {
+    for (const auto& p : r.problems)
+      if (p.code == code) return true;
+    return false;
+  }
+  test::TempDir t_;
+  Config config_;
+  test::FakePrivileged ops_;
+};
+
+TEST_F(InspectTest, The711ImageOnAFreshVolume) {
+  InspectReport r = Run();
+  EXPECT_EQ(r.versioned_home, t_ / "home/data/elastic-agent-9b2fec");
+  EXPECT_EQ(r.discovery.rule, Rule::kHomeSymlink);
+  EXPECT_EQ(r.state_run, t_ / "state/run");
+  EXPECT_EQ(r.layout.layout, Layout::kRun);
+  EXPECT_EQ(r.layout.generation, Generation::kV1) << "inspect always looks the generation up";
+  EXPECT_FALSE(r.prepared);
+  EXPECT_TRUE(r.problems.empty()) << r.problems.front().message;
+  EXPECT_FALSE(r.places.empty()) << "the mounts of STATE and the executable places";
+  EXPECT_FALSE(test::Exists(t_ / "state/.agent-init")) << "inspect changes nothing";
+}
+
+TEST_F(InspectTest, TheMethodIsPredictedFromTheMountCapability) {
+  ops_.may_mount = false;
+  EXPECT_EQ(Run().method, "symlink");
+  ops_.may_mount = true;
+  InspectReport r = Run();
+  EXPECT_EQ(r.method, "bind");
+  EXPECT_NE(r.method_reason.find("CAP_SYS_ADMIN"), std::string::npos);
+  config_.method = Method::kSymlink;
+  EXPECT_EQ(Run().method, "symlink") << "an explicit method wins";
+}
+
+TEST_F(InspectTest, TheStateLayoutForAContainerCommand) {
+  InspectReport r = Run({"elastic-agent", "container"});
+  EXPECT_EQ(r.layout.layout, Layout::kState);
+  EXPECT_EQ(r.state_run, t_ / "state/data/run");
+  EXPECT_EQ(r.method, "symlink") << "7.x: install and tmp are linked";
+}
+
+TEST_F(InspectTest, ProblemsAndAnUnfinishedChange) {
+  test::WriteFile(t_ / "state/.agent-init/journal",
+                  "format agent-init-journal-1\nop snapshot\nid elastic-agent-aaaaaa\nphase publish\n");
+  InspectReport r = Run();
+  ASSERT_TRUE(r.pending_change);
+  EXPECT_EQ(*r.pending_change, "snapshot elastic-agent-aaaaaa (phase publish)");
+
+  config_.state = t_ / "missing";
+  config_.versioned_home = "elastic-agent-000000";
+  InspectReport bad = Run();
+  EXPECT_TRUE(HasProblem(bad, "state-missing"));
+  EXPECT_TRUE(HasProblem(bad, "layout"));
+  EXPECT_FALSE(bad.versioned_home);
+}
+
+TEST_F(InspectTest, TheRenderingsCarryTheSameFacts) {
+  InspectReport r = Run();
+  std::string json = RenderJson(r);
+  std::string text = RenderText(r);
+  for (const std::string& fact : {std::string("elastic-agent-9b2fec"), t_ / "state/run"}) {
+    EXPECT_NE(json.find(fact), std::string::npos) << fact << "\n" << json;
+    EXPECT_NE(text.find(fact), std::string::npos) << fact << "\n" << text;
+  }
+  EXPECT_NE(json.find("\"versioned_home_evidence\":\"home-symlink\""), std::string::npos) << json;
+  EXPECT_NE(text.find("(by home-symlink)"), std::string::npos) << text;
+  EXPECT_EQ(json.back(), '\n');
+  EXPECT_NE(text.find("no problems"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace agent_init

@@ -1,0 +1,87 @@
+// The privilege drop's decisions and messages, as any user (the switch
+// itself, as root, is in tests/ns and tests/e2e).
+#include "process/privileges.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "base/exit_codes.h"
+
+namespace agent_init {
+namespace {
+
+Credentials Me() { return Credentials{::getuid(), ::getgid(), {}, "", ""}; }
+
+TEST(Privileges, ATestRunIsNotSetuid) { EXPECT_TRUE(RefuseSetuidStart()); }
+
+TEST(Privileges, SwitchingToTheIdsItRunsAsIsANoOp) {
+  Credentials me = Me();
+  EXPECT_TRUE(CheckCanSwitch(me));
+  if (::getuid() != 0) {
+    // Without root, the switch to ourselves must leave no capability.
+    EXPECT_EQ(SwitchIds(me).failed, SwitchStep::kDone);
+  }
+}
+
+// As root the check runs in a child that has become nobody first.
+TEST(Privileges, WithoutRootAnotherUserIs77WithTheFix) {
+  auto check = [] {
+    auto r = CheckCanSwitch(Credentials{::getuid() + 1, ::getgid(), {}, "", ""});
+    return !r && ExitCodeFor(r.error().kind) == 77 &&
+           r.error().hint.find("run agent-init as root") != std::string::npos;
+  };
+  if (::geteuid() != 0) {
+    EXPECT_TRUE(check());
+    return;
+  }
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setresgid(65534, 65534, 65534) < 0 || ::setresuid(65534, 65534, 65534) < 0) ::_exit(2);
+    ::_exit(check() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(Privileges, EveryFailedStepHasItsMessageAndClass) {
+  Credentials c{1000, 1000, {}, "", ""};
+  struct Case {
+    SwitchOutcome outcome;
+    std::string says;
+    int code;
+  };
+  for (const Case& k : std::vector<Case>{
+           {{SwitchStep::kSetgroups, EPERM}, "setgroups for --user 1000:1000", 77},
+           {{SwitchStep::kSetgid, EPERM}, "setgid 1000", 77},
+           {{SwitchStep::kSetuid, EAGAIN}, "setuid 1000", 73},
+           {{SwitchStep::kIdsLeft, 0}, "the switch did not take effect", 77},
+           {{SwitchStep::kCapabilitiesLeft, 0}, "capabilities are left after the switch", 77},
+       }) {
+    Error e = SwitchFailure(c, k.outcome);
+    EXPECT_NE(e.msg.find(k.says), std::string::npos) << e.msg;
+    EXPECT_EQ(ExitCodeFor(e.kind), k.code) << e.msg;
+    EXPECT_EQ(SwitchFailureKind(k.outcome), e.kind) << "the child's exit code is the parent's error's";
+  }
+}
+
+TEST(Privileges, HomeComesFromPasswdOnlyWhenUnset) {
+  const char* saved = std::getenv("HOME");
+  std::string old = saved ? saved : "";
+  Credentials c{1000, 1000, {}, "agent", "/home/agent"};
+  ::setenv("HOME", "/root", 1);
+  EXPECT_FALSE(HomeToSet(c));
+  ::unsetenv("HOME");
+  EXPECT_EQ(HomeToSet(c), "/home/agent");
+  c.home.clear();
+  EXPECT_FALSE(HomeToSet(c)) << "no passwd entry: no HOME invented";
+  if (saved) ::setenv("HOME", old.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace agent_init

@@ -1,0 +1,149 @@
+// Placement logic without root: the mount calls go to a fake that refuses
+// or "allows" them as each case needs (the real mounts are in tests/ns).
+#include "volume/placement.h"
+
+#include <unistd.h>
+
+#include <optional>
+
+#include <gtest/gtest.h>
+
+#include "base/exit_codes.h"
+#include "fake_privileged.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+struct PlaceFixture {
+  test::TempDir t;
+  test::FakePrivileged ops;
+  std::optional<Volume> volume;
+  Dir vh;
+  Dir state_run;
+
+  PlaceFixture() {
+    test::MakeDirs(t / "home/data/elastic-agent-aaaaaa/run");
+    test::MakeDirs(t / "state");
+  }
+  void Open() {
+    vh = *Dir::OpenTrusted(t / "home/data/elastic-agent-aaaaaa");
+    volume.emplace(*Volume::Open(t / "state"));
+    ASSERT_TRUE(volume->MakeBookkeeping());
+    state_run = *volume->MakeRun(Layout::kRun);
+  }
+  Result<PlaceOutcome> Place(Method method) { return PlaceRun(method, vh, state_run, *volume, "ID", ops); }
+  std::string Run() const { return t / "home/data/elastic-agent-aaaaaa/run"; }
+};
+
+// Seccomp profiles answer the new mount API with ENOSYS or EPERM and may
+// still allow mount(2): both are tried, then the symlink.
+TEST(Placement, AutoTriesTheNewMountApiThenMountThenTheSymlink) {
+  for (int refused_new : {ENOSYS, EPERM}) {
+    PlaceFixture f;
+    f.ops.new_api_errno = refused_new;
+    f.ops.classic_errno = EACCES;  // AppArmor's docker-default
+    f.Open();
+    auto r = f.Place(Method::kAuto);
+    ASSERT_TRUE(r) << r.error().msg;
+    EXPECT_EQ(r->placement, Placement::kSymlink);
+    EXPECT_EQ(f.ops.binds, (std::vector<std::string>{"new-api", "mount(2)"}));
+    auto status = ExamineRun(f.vh, &f.state_run, f.volume->RunPath(Layout::kRun));
+    ASSERT_TRUE(status);
+    EXPECT_EQ(status->kind, RunStatus::Kind::kLinked) << "VH/run -> STATE/run";
+  }
+}
+
+TEST(Placement, MountAllowedAfterTheNewApiIsRefusedBinds) {
+  PlaceFixture f;
+  f.ops.new_api_errno = ENOSYS;
+  f.ops.classic_errno = 0;
+  f.Open();
+  auto r = f.Place(Method::kAuto);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_EQ(r->placement, Placement::kBind);
+  EXPECT_EQ(f.ops.binds, (std::vector<std::string>{"new-api", "mount(2)"}));
+  EXPECT_TRUE(test::IsDir(f.Run())) << "the mount point stays a directory";
+}
+
+TEST(Placement, ForcedBindWithoutPermissionIs73AndSaysWhatToGrant) {
+  PlaceFixture f;
+  f.Open();
+  auto r = f.Place(Method::kBind);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(ExitCodeFor(r.error().kind), 73);
+  EXPECT_NE(r.error().hint.find("CAP_SYS_ADMIN"), std::string::npos) << r.error().hint;
+  EXPECT_FALSE(test::IsSymlink(f.Run())) << "bind only: no symlink";
+}
+
+// Only "not permitted" falls back: another failure is a real problem.
+TEST(Placement, AMountFailureOtherThanPermissionIsNotHidden) {
+  PlaceFixture f;
+  f.ops.classic_errno = EINVAL;
+  f.Open();
+  auto r = f.Place(Method::kAuto);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, EINVAL);
+  EXPECT_FALSE(test::IsSymlink(f.Run()));
+}
+
+TEST(Placement, SymlinkMethodNeverMounts) {
+  PlaceFixture f;
+  f.Open();
+  auto r = f.Place(Method::kSymlink);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_TRUE(f.ops.binds.empty());
+  EXPECT_TRUE(test::IsSymlink(f.Run()));
+}
+
+TEST(Placement, TheImagesStateIsMigratedBeforeTheSymlinkReplacesIt) {
+  PlaceFixture f;
+  test::WriteFile(f.Run() + "/agent.id", "from-the-image");
+  f.Open();
+  auto r = f.Place(Method::kAuto);
+  ASSERT_TRUE(r) << r.error().msg;
+  ASSERT_TRUE(r->migration);
+  EXPECT_EQ(r->migration->moved, 1u);
+  EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "from-the-image");
+  EXPECT_EQ(test::ReadFile(f.Run() + "/agent.id"), "from-the-image") << "seen through the symlink";
+}
+
+TEST(Placement, ASecondRunFindsTheSymlinkAndChangesNothing) {
+  PlaceFixture f;
+  f.Open();
+  ASSERT_TRUE(f.Place(Method::kAuto));
+  f.ops.binds.clear();
+  auto second = f.Place(Method::kAuto);
+  ASSERT_TRUE(second) << second.error().msg;
+  EXPECT_FALSE(second->changed);
+  EXPECT_EQ(second->placement, Placement::kSymlink);
+  EXPECT_TRUE(f.ops.binds.empty()) << "nothing to mount when it is in place";
+}
+
+TEST(Placement, ASymlinkToSomewhereElseIsReplaced) {
+  PlaceFixture f;
+  test::MakeDirs(f.t / "elsewhere");
+  ::rmdir(f.Run().c_str());
+  test::Symlink(f.t / "elsewhere", f.Run());
+  f.Open();
+  auto r = f.Place(Method::kSymlink);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_TRUE(r->changed);
+  auto status = ExamineRun(f.vh, &f.state_run, f.volume->RunPath(Layout::kRun));
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->kind, RunStatus::Kind::kLinked);
+}
+
+TEST(Placement, AFileAtTheRunDirectoryIs65) {
+  PlaceFixture f;
+  ::rmdir(f.Run().c_str());
+  test::WriteFile(f.Run(), "not a directory");
+  f.Open();
+  auto r = f.Place(Method::kAuto);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(ExitCodeFor(r.error().kind), 65);
+  EXPECT_EQ(test::ReadFile(f.Run()), "not a directory") << "left as it was";
+}
+
+}  // namespace
+}  // namespace agent_init
