@@ -48,10 +48,10 @@ struct Config {
   std::string versioned_home;  // empty: discover it
   Method method = Method::kAuto;
   LayoutOption layout = LayoutOption::kAuto;
-  int lock_timeout = 30;    // seconds to wait for the volume lock; 0: fail at once
-  int keep_snapshots = 2;   // snapshots of STATE/run kept on version changes; 0: none
-  std::string user;         // --user USER[:GROUP]; empty: stay as we are
-  std::string seed_data;    // prepare --seed-data DIR; empty: none
+  int lock_timeout = 30;   // seconds to wait for the volume lock; 0: fail at once
+  int keep_snapshots = 2;  // snapshots of STATE/run kept on version changes; 0: none
+  std::string user;        // --user USER[:GROUP]; empty: stay as we are
+  std::string seed_data;   // prepare --seed-data DIR; empty: none
   // agent-init's own options that take a value, as the command line defines
   // them: for reading a command that runs agent-init itself.
   std::vector<std::string> value_options;

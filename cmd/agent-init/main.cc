@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
                "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  app.footer(agent_init::ExitCodeHelp() + "\n\nEvery option also reads the environment variable shown as Env.");
+  app.footer(agent_init::ExitCodeHelp() +
+             "\n\nEvery option also reads the environment variable shown as Env.");
   app.set_version_flag("--version", AGENT_INIT_VERSION);
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},

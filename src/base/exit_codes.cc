@@ -11,8 +11,7 @@ int ExitCodeFor(Kind kind) noexcept {
 
 std::string ExitCodeHelp(size_t width) {
   constexpr std::string_view kIndent = "       ";  // "  127  "
-  std::string out =
-      "Exit codes (before the command runs; after it, the status is the command's own):";
+  std::string out = "Exit codes (before the command runs; after it, the status is the command's own):";
   for (const ExitCode& e : kExitCodes) {
     std::string code = std::to_string(e.code);
     std::string line = "  " + code + std::string(5 - code.size(), ' ');

@@ -72,7 +72,8 @@ void InspectBookkeeping(Volume& volume, InspectReport& r) {
 }
 
 // The volume: its run directory (run layout) and its bookkeeping.
-std::optional<Volume> InspectVolume(const std::string& state, std::optional<Dir>& state_run, InspectReport& r) {
+std::optional<Volume> InspectVolume(const std::string& state, std::optional<Dir>& state_run,
+                                    InspectReport& r) {
   auto volume = Volume::Open(state);
   if (!volume) {
     AddProblem(r, "state-missing", state, volume.error());
@@ -126,8 +127,8 @@ void InspectRunLayout(const Dir& vh, const Dir* state_run, InspectReport& r) {
     r.method_reason = "already in place";
   }
   if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
-    r.warnings.push_back(Q(vh.PathOf(names::kRun)) + " holds state from before agent-init; prepare moves it into " +
-                         Q(r.state_run));
+    r.warnings.push_back(Q(vh.PathOf(names::kRun)) +
+                         " holds state from before agent-init; prepare moves it into " + Q(r.state_run));
   }
 }
 

@@ -40,7 +40,8 @@ struct InspectReport {
 
 /// Gathers the report. `command` is what would be executed (empty: the
 /// image's entrypoint); `ops` answers whether mounting is permitted.
-InspectReport Inspect(const Config& config, const std::vector<std::string>& command, Privileged& ops = Kernel());
+InspectReport Inspect(const Config& config, const std::vector<std::string>& command,
+                      Privileged& ops = Kernel());
 
 /// The report as one JSON object, and as aligned text (inspect_render.cc).
 std::string RenderJson(const InspectReport& report);

@@ -28,7 +28,6 @@ void WritePlace(JsonWriter& j, const Place& p) {
   j.EndObject();
 }
 
-
 }  // namespace
 
 std::string RenderJson(const InspectReport& r) {

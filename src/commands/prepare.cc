@@ -81,7 +81,8 @@ Result<void> CheckExecutablePlaces(const Agent& agent, const Volume& volume) {
     if (!table) table = MountTable::Read();
     return *table ? &**table : nullptr;
   };
-  PlacesReport report = CheckPlaces(agent.data, agent.vh, volume.dir(), source, LinksExecDirs(agent.decision));
+  PlacesReport report =
+      CheckPlaces(agent.data, agent.vh, volume.dir(), source, LinksExecDirs(agent.decision));
   for (const auto& w : report.warnings) log::Warn(w);
   if (report.problems.empty()) return {};
   Error e = MakeError(Kind::kLayout, 0, report.problems.front().message);
@@ -103,7 +104,8 @@ Result<Taken> TakeVolume(const std::string& state, int lock_timeout, Mode mode, 
   if (auto made = volume->MakeBookkeeping(); !made) return std::unexpected(made.error());
   auto lock = VolumeLock::Acquire(volume->bookkeeping(), lock_timeout, mode);
   if (!lock) return std::unexpected(lock.error());
-  if (auto recovered = RecoverJournal(*volume, &agent.vh); !recovered) return std::unexpected(recovered.error());
+  if (auto recovered = RecoverJournal(*volume, &agent.vh); !recovered)
+    return std::unexpected(recovered.error());
   auto history = ReadHistory(volume->bookkeeping());
   if (!history) return std::unexpected(history.error());
   return Taken{std::move(*volume), std::move(*lock), std::move(*history)};
@@ -195,7 +197,8 @@ Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Cr
   if (auto recorded = RecordVersion(volume, taken.history, agent.vh_name); !recorded)
     return std::unexpected(recorded.error());
   if (user) {
-    auto handed = HandOverTo(*user, volume, {&*data}, {&volume.dir(), &*data, &*run}, *snapshotted, agent, ops);
+    auto handed =
+        HandOverTo(*user, volume, {&*data}, {&volume.dir(), &*data, &*run}, *snapshotted, agent, ops);
     if (!handed) return std::unexpected(handed.error());
   }
   Prepared out;
@@ -220,8 +223,9 @@ Result<Prepared> Prepare(const Config& config, const std::optional<Credentials>&
   if (!agent) return std::unexpected(agent.error());
   auto taken = TakeVolume(config.state, config.lock_timeout, config.mode, *agent);
   if (!taken) return std::unexpected(taken.error());
-  auto prepared = agent->decision.layout == Layout::kState ? PrepareStateLayout(config, user, *agent, *taken, ops)
-                                                           : PrepareRunLayout(config, user, *agent, *taken, ops);
+  auto prepared = agent->decision.layout == Layout::kState
+                      ? PrepareStateLayout(config, user, *agent, *taken, ops)
+                      : PrepareRunLayout(config, user, *agent, *taken, ops);
   if (!prepared) return prepared;
   prepared->lock = std::move(taken->lock);
   return prepared;

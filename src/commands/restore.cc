@@ -41,25 +41,29 @@ Result<void> Restore(const Config& config, const std::optional<Credentials>& use
   auto opened = volume->OpenBookkeeping();
   if (!opened) return std::unexpected(opened.error());
   if (!*opened) {
-    return Fail(Kind::kUsage, "restore: " + Q(volume->path()) + " has no snapshots (agent-init never ran on it)");
+    return Fail(Kind::kUsage,
+                "restore: " + Q(volume->path()) + " has no snapshots (agent-init never ran on it)");
   }
   // No waiting: a running agent owns the volume, and restoring under it
   // would corrupt what it writes.
   auto lock = VolumeLock::Acquire(volume->bookkeeping(), 0, config.mode);
   if (!lock) {
     Error e = lock.error();
-    if (e.kind == Kind::kBusy) e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
+    if (e.kind == Kind::kBusy)
+      e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
     return std::unexpected(Wrap(e, "restore"));
   }
-  if (auto recovered = RecoverJournal(*volume, nullptr); !recovered) return std::unexpected(recovered.error());
+  if (auto recovered = RecoverJournal(*volume, nullptr); !recovered)
+    return std::unexpected(recovered.error());
 
   const Layout layout = RestoreLayout(config.layout, *volume);
   const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());
   auto restored = RestoreSnapshot(*volume, layout, name, saved, std::max(config.keep_snapshots, 1) + 1);
   if (!restored) return std::unexpected(restored.error());
-  log::Info("restored a snapshot as the run directory", {{"snapshot", name},
-                                                          {"run", volume->dir().PathOf(Volume::RunRel(layout))},
-                                                          {"previous_state", SnapshotPath(*volume, saved)}});
+  log::Info("restored a snapshot as the run directory",
+            {{"snapshot", name},
+             {"run", volume->dir().PathOf(Volume::RunRel(layout))},
+             {"previous_state", SnapshotPath(*volume, saved)}});
   if (!user) return {};
   auto run = volume->dir().OpenSub(Volume::RunRel(layout));
   if (!run) return std::unexpected(run.error());

@@ -106,7 +106,8 @@ std::optional<Layout> LayoutFromScript(std::string_view script) {
 }
 
 std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command, const FileReader& read,
-                                        const std::vector<std::string>& value_options, std::string& evidence) {
+                                        const std::vector<std::string>& value_options,
+                                        std::string& evidence) {
   size_t i = 0;
   // Init wrappers in front: tini -s -- PROGRAM, dumb-init --rewrite 15:3 PROGRAM
   while (i < command.size() && IsInit(Basename(command[i]))) {

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "config.h"
 #include "base/dir.h"
+#include "config.h"
 
 namespace agent_init {
 

@@ -1,8 +1,8 @@
 #include "volume/history.h"
 
 #include "base/atomic_file.h"
-#include "image/home_files.h"
 #include "base/record.h"
+#include "image/home_files.h"
 #include "volume/names.h"
 
 namespace agent_init {

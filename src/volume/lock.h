@@ -9,10 +9,10 @@
 #include <string>
 
 #include "base/dir.h"
-#include "config.h"
 #include "base/error.h"
 #include "base/record.h"
 #include "base/unique_fd.h"
+#include "config.h"
 
 namespace agent_init {
 
@@ -34,10 +34,9 @@ class VolumeLock {
  public:
   VolumeLock() = default;
 
-  /// Takes the lock in the bookkeeping directory `aidir`, waiting up to `timeout_seconds` (0: fail at once) while
-  /// another instance holds it, then records this process as the owner.
-  /// Busy past the timeout: kBusy (exit 75). A lock file that is a symlink or
-  /// not a regular file is refused.
+  /// Takes the lock in the bookkeeping directory `aidir`, waiting up to `timeout_seconds` (0: fail at once)
+  /// while another instance holds it, then records this process as the owner. Busy past the timeout: kBusy
+  /// (exit 75). A lock file that is a symlink or not a regular file is refused.
   static Result<VolumeLock> Acquire(const Dir& aidir, int timeout_seconds, Mode mode);
 
   /// The lock fd, inheritable across exec (no FD_CLOEXEC).

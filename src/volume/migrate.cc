@@ -156,8 +156,7 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
     if (!w) return std::unexpected(w.error());
   }
   if (intent.phase != "merge") {
-    return Fail(Kind::kLayout,
-                "journal " + Q(journal.Path()) + ": unknown migrate phase " + Q(intent.phase),
+    return Fail(Kind::kLayout, "journal " + Q(journal.Path()) + ": unknown migrate phase " + Q(intent.phase),
                 "inspect the volume, then remove the journal file by hand");
   }
   auto incoming = aidir.MakeSub(kIncoming, 0700);

@@ -25,8 +25,8 @@ struct Walk {
 Result<void> ChownEntry(int dirfd, const std::string& name, const std::string& shown, const struct statx& st,
                         Walk& w) {
   if (st.stx_uid == w.uid && st.stx_gid == w.gid) return {};
-  if (w.ops.Chown(dirfd, name.c_str(), w.uid, w.gid, AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0)) <
-      0) {
+  if (w.ops.Chown(dirfd, name.c_str(), w.uid, w.gid,
+                  AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0)) < 0) {
     return SysFail(errno, "chown " + Q(shown));
   }
   ++w.changed;

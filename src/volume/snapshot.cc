@@ -8,12 +8,12 @@
 
 #include "base/clock.h"
 #include "base/fault.h"
-#include "volume/history.h"
-#include "image/home_files.h"
 #include "base/log.h"
 #include "base/record.h"
 #include "base/sys.h"
 #include "base/tree.h"
+#include "image/home_files.h"
+#include "volume/history.h"
 #include "volume/names.h"
 
 namespace agent_init {
@@ -156,7 +156,8 @@ Result<void> RunSnapshot(Intent intent, Volume& volume) {
     return CopyDurably(*parent, kRun, *snapshots, kPartial);
   });
   if (!copied) return copied;
-  auto published = RunPhase(journal, intent, "publish", "prune", [&] { return Publish(*snapshots, intent.id); });
+  auto published =
+      RunPhase(journal, intent, "publish", "prune", [&] { return Publish(*snapshots, intent.id); });
   if (!published) return published;
   if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
   return journal.Clear();
@@ -225,12 +226,14 @@ Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name
   if (!IsVisibleName(name)) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
-  Intent intent{"snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
+  Intent intent{
+      "snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
   auto w = volume.journal().Write(intent);
   if (!w) return w;
   auto r = RunSnapshot(intent, volume);
   if (!r) {
-    Error e = Wrap(r.error(), "snapshot " + Q(volume.dir().PathOf(Volume::RunRel(layout))) + " as " + Q(name));
+    Error e =
+        Wrap(r.error(), "snapshot " + Q(volume.dir().PathOf(Volume::RunRel(layout))) + " as " + Q(name));
     if (e.hint.empty()) {
       e.hint =
           "the volume's live state is untouched; free space on the volume (or set --keep-snapshots 0 to "
@@ -252,11 +255,12 @@ Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& n
     return Fail(Kind::kUsage, "no snapshot named " + Q(name) + " in " + Q(volume.BookkeepingPath(kSnapshots)),
                 "snapshots present: " + (names.empty() ? std::string("none") : names));
   }
-  Intent intent{
-      "restore",
-      name,
-      "copy",
-      {{"saved-as", saved_as}, {"keep", std::to_string(std::max(keep, 1))}, {"run-parent", RunParentArg(layout)}}};
+  Intent intent{"restore",
+                name,
+                "copy",
+                {{"saved-as", saved_as},
+                 {"keep", std::to_string(std::max(keep, 1))},
+                 {"run-parent", RunParentArg(layout)}}};
   auto w = volume.journal().Write(intent);
   if (!w) return w;
   auto r = RunRestore(intent, volume);

@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/record.h"
 #include "volume/history.h"
 #include "volume/journal.h"
 #include "volume/lock.h"
-#include "base/record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

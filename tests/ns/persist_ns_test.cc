@@ -11,10 +11,10 @@
 
 #include <cstring>
 
-#include "home_fixture.h"
 #include "base/mount_table.h"
-#include "namespace.h"
 #include "commands/prepare.h"
+#include "home_fixture.h"
+#include "namespace.h"
 #include "temp_dir.h"
 
 namespace agent_init {

@@ -103,7 +103,8 @@ TEST_F(CliHome, EveryValueOptionIsSkippedWhenReadingACommandThatRunsAgentInit) {
   std::set<std::string> options = ValueOptionsInHelp();
   EXPECT_EQ(options.size(), 12u);
   for (const std::string& opt : options) {
-    RunResult r = AgentInit(With({"inspect", "--json", "--", "agent-init", opt, "x", "elastic-agent", "container"}));
+    RunResult r =
+        AgentInit(With({"inspect", "--json", "--", "agent-init", opt, "x", "elastic-agent", "container"}));
     EXPECT_TRUE(Contains(r.out, "\"layout\":\"state\"")) << opt << ": " << r.out;
   }
 }

@@ -38,21 +38,22 @@ TEST(Generation, CommandsThroughWrappers) {
   std::string evidence;
   auto no_files = [](const std::string&) { return std::string(); };
   EXPECT_EQ(LayoutFromCommand({"elastic-agent", "container"}, no_files, {}, evidence), Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"/usr/share/elastic-agent/elastic-agent", "run", "-e"}, no_files, {}, evidence),
-            Layout::kRun);
+  EXPECT_EQ(
+      LayoutFromCommand({"/usr/share/elastic-agent/elastic-agent", "run", "-e"}, no_files, {}, evidence),
+      Layout::kRun);
   EXPECT_EQ(
       LayoutFromCommand({"/usr/bin/tini", "-s", "--", "elastic-agent", "container"}, no_files, {}, evidence),
       Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"dumb-init", "elastic-agent", "run"}, no_files, {}, evidence), Layout::kRun);
   // Wrapper options that take a value are not the program.
-  EXPECT_EQ(
-      LayoutFromCommand({"dumb-init", "--rewrite", "15:3", "elastic-agent", "container"}, no_files, {}, evidence),
-      Layout::kState);
+  EXPECT_EQ(LayoutFromCommand({"dumb-init", "--rewrite", "15:3", "elastic-agent", "container"}, no_files, {},
+                              evidence),
+            Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"tini", "-e", "143", "-p", "SIGKILL", "--", "elastic-agent", "container"},
                               no_files, {}, evidence),
             Layout::kState);
-  EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files, {"--user"},
-                              evidence),
+  EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files,
+                              {"--user"}, evidence),
             Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"/bin/sh", "-c", "exec elastic-agent container"}, no_files, {}, evidence),
             Layout::kState);
@@ -65,7 +66,8 @@ TEST(Generation, EntrypointScriptBehindTini) {
   auto files = [](const std::string& path) {
     return path == "/usr/local/bin/docker-entrypoint" ? std::string(kEntrypoint713) : std::string();
   };
-  auto l = LayoutFromCommand({"/usr/bin/tini", "--", "/usr/local/bin/docker-entrypoint"}, files, {}, evidence);
+  auto l =
+      LayoutFromCommand({"/usr/bin/tini", "--", "/usr/local/bin/docker-entrypoint"}, files, {}, evidence);
   EXPECT_EQ(l, Layout::kState);
   EXPECT_NE(evidence.find("docker-entrypoint"), std::string::npos) << evidence;
 }
@@ -105,9 +107,12 @@ TEST(Generation, DecisionFollowsTheOptionFirst) {
   EXPECT_EQ(d.layout, Layout::kState);
   EXPECT_EQ(d.generation, Generation::kV2);
   test::WriteFile(t / "entrypoint", kEntrypoint713, 0755);
-  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "entrypoint").layout, Layout::kState)
+  EXPECT_EQ(
+      DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "entrypoint").layout,
+      Layout::kState)
       << "without a command (prepare) the image's entrypoint decides";
-  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "none").layout, Layout::kRun);
+  EXPECT_EQ(DecideLayout(LayoutOption::kAuto, {}, {}, *vh, GenerationLookup::kWhenNeeded, t / "none").layout,
+            Layout::kRun);
 }
 
 }  // namespace

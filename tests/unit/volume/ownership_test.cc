@@ -34,7 +34,9 @@ struct OwnFixture {
     test::WriteFile(t / "state/.agent-init/history", "h");
     run = *volume->dir().OpenSub("run");
   }
-  Result<void> HandOverRun(bool force = false) { return HandOver(*volume, {&run}, {&run}, kAgent, force, ops); }
+  Result<void> HandOverRun(bool force = false) {
+    return HandOver(*volume, {&run}, {&run}, kAgent, force, ops);
+  }
   bool Chowned(const std::string& rel) const { return ops.Chowned(t / rel, kAgent.uid, kAgent.gid); }
   size_t Count(const std::string& rel) const {
     return static_cast<size_t>(std::count_if(ops.chowns.begin(), ops.chowns.end(),
@@ -47,8 +49,8 @@ TEST(ChownTree, EveryEntrySymlinksThemselvesNotTheirTargets) {
   auto changed = ChownTree(f.run, kAgent.uid, kAgent.gid, f.ops);
   ASSERT_TRUE(changed) << changed.error().msg;
   EXPECT_EQ(*changed, 5u) << "run, agent.id, comp, comp/registry, link";
-  for (const char* rel : {"state/run", "state/run/agent.id", "state/run/comp", "state/run/comp/registry",
-                          "state/run/link"}) {
+  for (const char* rel :
+       {"state/run", "state/run/agent.id", "state/run/comp", "state/run/comp/registry", "state/run/link"}) {
     EXPECT_TRUE(f.Chowned(rel)) << rel;
   }
   EXPECT_FALSE(f.ops.Chowned("/etc/passwd", kAgent.uid, kAgent.gid));
