@@ -52,9 +52,10 @@ struct Config {
   int keep_snapshots = 2;  // snapshots of STATE/run kept on version changes; 0: none
   std::string user;        // --user USER[:GROUP]; empty: stay as we are
   std::string seed_data;   // prepare --seed-data DIR; empty: none
-  // agent-init's own options that take a value, as the command line defines
-  // them: for reading a command that runs agent-init itself.
-  std::vector<std::string> value_options;
+  // The long names (without "--") of agent-init's own options that take a
+  // value, as the command line defines them: for reading a command that runs
+  // agent-init itself. They point into cmd/'s option table.
+  std::vector<std::string_view> value_options;
 };
 
 }  // namespace agent_init

@@ -105,12 +105,13 @@ std::string Absolute(const std::string& path) {
   return agent_init::NormalizePath(std::string(cwd) + "/" + path);
 }
 
-// agent-init's own options that take a value, as the app defines them.
-std::vector<std::string> ValueOptions(const CLI::App& app) {
-  std::vector<std::string> out;
+// The long names of agent-init's own options that take a value, as the app
+// defines them (views into it: the app outlives the run).
+std::vector<std::string_view> ValueOptions(const CLI::App& app) {
+  std::vector<std::string_view> out;
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_expected_min() <= 0) continue;
-    for (const std::string& name : opt->get_lnames()) out.push_back("--" + name);
+    for (const std::string& name : opt->get_lnames()) out.push_back(name);
   }
   return out;
 }
@@ -127,8 +128,10 @@ int main(int argc, char** argv) {
                "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  app.footer(agent_init::ExitCodeHelp() +
-             "\n\nEvery option also reads the environment variable shown as Env.");
+  // Built only when --help asks for it, not at every start.
+  app.footer([] {
+    return agent_init::ExitCodeHelp() + "\n\nEvery option also reads the environment variable shown as Env.";
+  });
   app.set_version_flag("--version", AGENT_INIT_VERSION);
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},

@@ -38,7 +38,8 @@ Result<Dir> OpenImageData(const Dir& home) {
 OpenedImage OpenImage(const std::string& home_path, const std::string& forced, Listing listing) {
   OpenedImage out;
   Image& image = out.image;
-  const std::string data_path = NormalizePath(home_path + "/" + kData);
+  // For messages only.
+  auto data_path = [&] { return NormalizePath(home_path + "/" + kData); };
   auto home = OpenHome(home_path);
   if (!home) {
     out.failure = ImageFailure{home.error(), home_path, ""};
@@ -47,21 +48,21 @@ OpenedImage OpenImage(const std::string& home_path, const std::string& forced, L
   image.home = std::move(*home);
   auto data = OpenImageData(image.home);
   if (!data) {
-    image.discovery.data_path = data_path;
+    image.discovery.data_path = data_path();
     image.discovery.error = data.error();
-    out.failure = ImageFailure{data.error(), data_path, "find versioned home"};
+    out.failure = ImageFailure{data.error(), data_path(), "find versioned home"};
     return out;
   }
   image.data = std::move(*data);
   image.discovery = Discover(image.home, image.data, forced, listing);
   if (image.discovery.error) {
-    out.failure = ImageFailure{*image.discovery.error, data_path, "find versioned home"};
+    out.failure = ImageFailure{*image.discovery.error, data_path(), "find versioned home"};
     return out;
   }
   const std::string& name = *image.discovery.versioned_home;
   auto vh = image.data.OpenSub(name);
   if (!vh) {
-    out.failure = ImageFailure{vh.error(), data_path + "/" + name, "open versioned home"};
+    out.failure = ImageFailure{vh.error(), data_path() + "/" + name, "open versioned home"};
     return out;
   }
   image.vh = std::move(*vh);

@@ -26,11 +26,13 @@ bool IsInit(const std::string& base) {
 
 // Options of the init wrappers that take the next word as their value.
 bool TakesValue(const std::string& wrapper, const std::string& opt,
-                const std::vector<std::string>& agent_init_options) {
+                const std::vector<std::string_view>& agent_init_options) {
   if (wrapper == "tini" || wrapper == "tini-static") return opt == "-p" || opt == "-e";
   if (wrapper == "dumb-init") return opt == "-r" || opt == "--rewrite";
   if (wrapper == "agent-init") {
-    return std::find(agent_init_options.begin(), agent_init_options.end(), opt) != agent_init_options.end();
+    if (!opt.starts_with("--")) return false;
+    std::string_view name = std::string_view(opt).substr(2);
+    return std::find(agent_init_options.begin(), agent_init_options.end(), name) != agent_init_options.end();
   }
   return false;  // catatonit's options take no value
 }
@@ -106,7 +108,7 @@ std::optional<Layout> LayoutFromScript(std::string_view script) {
 }
 
 std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command, const FileReader& read,
-                                        const std::vector<std::string>& value_options,
+                                        const std::vector<std::string_view>& value_options,
                                         std::string& evidence) {
   size_t i = 0;
   // Init wrappers in front: tini -s -- PROGRAM, dumb-init --rewrite 15:3 PROGRAM
@@ -171,7 +173,7 @@ Generation GenerationOf(const Dir& vh, std::string& evidence) {
 }
 
 LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command,
-                            const std::vector<std::string>& value_options, const Dir& vh,
+                            const std::vector<std::string_view>& value_options, const Dir& vh,
                             GenerationLookup generation, const std::string& default_entrypoint) {
   LayoutDecision d;
   if (option == LayoutOption::kRun || option == LayoutOption::kState) {

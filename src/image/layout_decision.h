@@ -39,11 +39,12 @@ std::optional<Layout> LayoutFromScript(std::string_view script);
 using FileReader = std::function<std::string(const std::string& path)>;
 
 /// What `command` will run, looking through init wrappers, `sh -c` and
-/// entrypoint scripts (read with `read`). `value_options` are agent-init's own
-/// options that take a value (Config::value_options), for a command that runs
-/// agent-init itself. `evidence` says what decided.
+/// entrypoint scripts (read with `read`). `value_options` are the long names
+/// (without "--") of agent-init's own options that take a value
+/// (Config::value_options), for a command that runs agent-init itself. `evidence` says what decided.
 std::optional<Layout> LayoutFromCommand(const std::vector<std::string>& command, const FileReader& read,
-                                        const std::vector<std::string>& value_options, std::string& evidence);
+                                        const std::vector<std::string_view>& value_options,
+                                        std::string& evidence);
 
 /// The image's generation from the versioned home's directories.
 Generation GenerationOf(const Dir& vh, std::string& evidence);
@@ -55,7 +56,7 @@ Generation GenerationOf(const Dir& vh, std::string& evidence);
 enum class GenerationLookup { kWhenNeeded, kAlways };
 inline constexpr const char* kDefaultEntrypoint = "/usr/local/bin/docker-entrypoint";
 LayoutDecision DecideLayout(LayoutOption option, const std::vector<std::string>& command,
-                            const std::vector<std::string>& value_options, const Dir& vh,
+                            const std::vector<std::string_view>& value_options, const Dir& vh,
                             GenerationLookup generation = GenerationLookup::kWhenNeeded,
                             const std::string& default_entrypoint = kDefaultEntrypoint);
 
