@@ -53,7 +53,7 @@ TEST(Generation, CommandsThroughWrappers) {
                               no_files, {}, evidence),
             Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"agent-init", "--user", "1000", "--", "elastic-agent", "container"}, no_files,
-                              {"--user"}, evidence),
+                              {"user"}, evidence),
             Layout::kState);
   EXPECT_EQ(LayoutFromCommand({"/bin/sh", "-c", "exec elastic-agent container"}, no_files, {}, evidence),
             Layout::kState);
