@@ -25,6 +25,11 @@ void WritePlace(JsonWriter& j, const Place& p) {
     j.Key("target").Null().Key("fstype").Null().Key("options").Null().Key("noexec").Null();
   }
   j.Key("mount_id").Uint(p.mount_id);
+  j.Key("nosuid").Bool(p.nosuid).Key("selinux_label");
+  if (p.selinux.empty())
+    j.Null();
+  else
+    j.String(p.selinux);
   j.EndObject();
 }
 
@@ -131,6 +136,8 @@ std::string RenderText(const InspectReport& r) {
     std::string where = p.found_mount ? p.mount.target + " " + p.mount.fstype + " " + p.mount.vfs_options +
                                             (p.mount.noexec ? " [noexec]" : "")
                                       : std::string("mount not found");
+    where += p.nosuid ? " [nosuid]" : "";
+    where += p.selinux.empty() ? "" : " [selinux " + p.selinux + "]";
     line("mount " + p.role + ":", p.path + " on " + where + " (id " + std::to_string(p.mount_id) + ")");
   }
   line("lock:", std::string(r.lock.held ? "held" : "free") +

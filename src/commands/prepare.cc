@@ -103,7 +103,10 @@ Result<Taken> TakeVolume(const std::string& state, int lock_timeout, Mode mode, 
   if (!volume) return std::unexpected(volume.error());
   if (auto made = volume->MakeBookkeeping(); !made) return std::unexpected(made.error());
   auto lock = VolumeLock::Acquire(volume->bookkeeping(), lock_timeout, mode);
-  if (!lock) return std::unexpected(lock.error());
+  if (!lock) {
+    return std::unexpected(
+        volume->ExplainDenial(lock.error(), std::string(names::kBookkeeping) + "/" + names::kLock));
+  }
   if (auto recovered = RecoverJournal(*volume, &agent.vh); !recovered)
     return std::unexpected(recovered.error());
   auto history = ReadHistory(volume->bookkeeping());
@@ -129,7 +132,10 @@ Result<Prepared> PrepareRunLayout(const Config& config, const std::optional<Cred
                                   Taken& taken, Privileged& ops) {
   Volume& volume = taken.volume;
   auto state_run = volume.MakeRun(Layout::kRun);
-  if (!state_run) return std::unexpected(Wrap(state_run.error(), "prepare run directory"));
+  if (!state_run) {
+    return std::unexpected(
+        Wrap(volume.ExplainDenial(state_run.error(), Volume::RunRel(Layout::kRun)), "prepare run directory"));
+  }
   auto snapshotted =
       HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kRun, config.keep_snapshots);
   if (!snapshotted) return std::unexpected(snapshotted.error());
@@ -164,7 +170,9 @@ Result<void> MakeLinkTargets(const Agent& agent, const std::optional<Credentials
     if (::mkdirat(dir->fd(), name, 0770) == 0) {
       if (user) ops.Chown(dir->fd(), name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW);
     } else if (errno != EEXIST) {
-      return SysFail(errno, "create " + Q(dir->PathOf(name)));
+      int err = errno;
+      return std::unexpected(
+          ExplainImageDenial(MakeError(KindForErrno(err), err, "create " + Q(dir->PathOf(name))), dir->path()));
     }
   }
   return {};
@@ -177,9 +185,15 @@ Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Cr
   Volume& volume = taken.volume;
   if (auto env = CheckStatePathEnvironment(config.state); !env) return std::unexpected(env.error());
   auto data = volume.MakeData();
-  if (!data) return std::unexpected(Wrap(data.error(), "prepare STATE_PATH data directory"));
+  if (!data) {
+    return std::unexpected(
+        Wrap(volume.ExplainDenial(data.error(), names::kData), "prepare STATE_PATH data directory"));
+  }
   auto run = volume.MakeRun(Layout::kState);
-  if (!run) return std::unexpected(Wrap(run.error(), "prepare run directory"));
+  if (!run) {
+    return std::unexpected(
+        Wrap(volume.ExplainDenial(run.error(), Volume::RunRel(Layout::kState)), "prepare run directory"));
+  }
   if (auto marker = RefuseInstalledMarker(*data); !marker) return std::unexpected(marker.error());
   auto snapshotted =
       HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kState, config.keep_snapshots);

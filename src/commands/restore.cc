@@ -8,6 +8,7 @@
 #include "base/dir.h"
 #include "base/log.h"
 #include "volume/lock.h"
+#include "volume/names.h"
 #include "volume/ownership.h"
 #include "volume/recovery.h"
 #include "volume/snapshot.h"
@@ -44,11 +45,12 @@ Result<void> Restore(const Config& config, const std::optional<Credentials>& use
     return Fail(Kind::kUsage,
                 "restore: " + Q(volume->path()) + " has no snapshots (agent-init never ran on it)");
   }
+  if (auto writable = volume->RequireWritable(); !writable) return writable;
   // No waiting: a running agent owns the volume, and restoring under it
   // would corrupt what it writes.
   auto lock = VolumeLock::Acquire(volume->bookkeeping(), 0, config.mode);
   if (!lock) {
-    Error e = lock.error();
+    Error e = volume->ExplainDenial(lock.error(), std::string(names::kBookkeeping) + "/" + names::kLock);
     if (e.kind == Kind::kBusy)
       e.hint = "stop the agent (delete the pod or stop the container) first, then restore";
     return std::unexpected(Wrap(e, "restore"));

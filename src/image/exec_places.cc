@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include <unistd.h>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 
 #include <algorithm>
 
@@ -59,7 +61,14 @@ std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role,
   p.mount_id = sys::HasMountId(st) ? st.stx_mnt_id : 0;
   p.on_root = p.mount_id != 0 && p.mount_id == root_mount_id;
   struct statvfs vfs;
-  p.noexec = ::fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC);
+  if (::fstatvfs(fd, &vfs) == 0) {
+    p.noexec = (vfs.f_flag & ST_NOEXEC) != 0;
+    p.nosuid = (vfs.f_flag & ST_NOSUID) != 0;
+  }
+  // An O_PATH fd takes no xattr calls; its /proc/self/fd link does.
+  char label[256];
+  ssize_t got = ::getxattr(sys::ProcFdPath(fd).c_str(), "security.selinux", label, sizeof label - 1);
+  if (got > 0) p.selinux = std::string(label, strnlen(label, static_cast<size_t>(got)));
   char real[PATH_MAX];
   ssize_t n = ::readlink(sys::ProcFdPath(fd).c_str(), real, sizeof real - 1);
   p.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;
@@ -133,8 +142,20 @@ void EvaluatePlaces(PlacesReport& report, const MountTableSource& table) {
                               "not outlive the container; mount the persistent volume there");
     state = nullptr;
   }
+  if (state != nullptr && !state->selinux.empty() && state->selinux.find("container_file_t") == std::string::npos &&
+      state->selinux.find("svirt_sandbox_file_t") == std::string::npos) {
+    report.warnings.push_back(Q(state->path) + " carries the SELinux label " + Q(state->selinux) +
+                              ": where SELinux is enforcing, a container writes only what is labelled for "
+                              "containers (container_file_t); mount it with `:z` (Docker, Podman) or relabel the "
+                              "node directory");
+  }
   for (auto& p : report.places) {
     if (p.role == "state") continue;
+    if (p.nosuid) {
+      report.warnings.push_back(Q(p.path) + " is on a nosuid mount: setuid bits and file capabilities of what the "
+                                            "agent runs there are ignored (the agent's binary has file "
+                                            "capabilities from 8.16)");
+    }
     if (state != nullptr && OnVolume(p, *state, table)) {
       report.problems.push_back(
           {"exec-on-volume", p.path,

@@ -30,6 +30,8 @@ struct Place {
   std::uint64_t mount_id = 0;
   std::uint64_t dev = 0;
   bool noexec = false;   // from statvfs: the mount's flag
+  bool nosuid = false;   // from statvfs: setuid bits and file capabilities are ignored there
+  std::string selinux;   // the directory's SELinux label (security.selinux), empty when none
   bool on_root = false;  // on the same mount as "/"
   bool found_mount = false;
   Mount mount;  // a copy of the mount table entry, once looked up
@@ -63,7 +65,9 @@ PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const
 
 /// The rules, over facts already gathered (unit-testable without mounts):
 /// no executable place on a noexec mount or on the volume; tmp and the install
-/// directory on one mount.
+/// directory on one mount. Warnings: the volume not on a volume, an
+/// executable place on a nosuid mount, a volume labelled for SELinux but not
+/// for containers.
 void EvaluatePlaces(PlacesReport& report, const MountTableSource& table = {});
 
 /// The EXDEV rule: tmp and the install directory on different mounts is a

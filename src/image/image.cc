@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include "base/access.h"
+
 namespace agent_init {
 namespace {
 
@@ -11,6 +13,7 @@ Result<Dir> OpenHome(const std::string& path) {
   auto home = Dir::OpenTrusted(path, Kind::kLayout);
   if (!home) {
     Error e = home.error();
+    if (IsPermissionError(e.err)) return std::unexpected(ExplainImageDenial(e, path));
     e.hint = "set --home / AGENT_INIT_HOME to the agent's install directory (the one holding data/)";
     return std::unexpected(e);
   }
@@ -18,6 +21,18 @@ Result<Dir> OpenHome(const std::string& path) {
 }
 
 }  // namespace
+
+Error ExplainImageDenial(Error e, const std::string& path) {
+  if (!IsPermissionError(e.err)) return e;
+  const std::string ids = SelfIds();
+  e.kind = Kind::kDenied;
+  e.msg += ": agent-init runs as " + DescribeSelf() + " and " + Q(path) + " is " + DescribeOwnership(path);
+  e.hint = "run this container as root (`--user 0`, runAsUser: 0) and give agent-init `--user " + ids +
+           "` (it changes the image, then runs the agent as that user); or as a member of the group that "
+           "owns the agent's home (Elastic's images up to 8.11 are written through group 0: `--group-add 0`, "
+           "`supplementalGroups: [0]`; OpenShift runs its arbitrary uids with gid 0)";
+  return e;
+}
 
 Error ImageFailure::Wrapped() const { return step.empty() ? error : Wrap(error, step); }
 
@@ -27,6 +42,10 @@ Result<Dir> OpenImageData(const Dir& home) {
   int fd = ::openat(home.fd(), kData, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
+    if (IsPermissionError(err)) {
+      return std::unexpected(
+          ExplainImageDenial(MakeError(Kind::kDenied, err, "open " + Q(home.PathOf(kData))), home.PathOf(kData)));
+    }
     return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf(kData)),
                                      "is " + Q(home.path()) +
                                          " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
@@ -62,7 +81,8 @@ OpenedImage OpenImage(const std::string& home_path, const std::string& forced, L
   const std::string& name = *image.discovery.versioned_home;
   auto vh = image.data.OpenSub(name);
   if (!vh) {
-    out.failure = ImageFailure{vh.error(), data_path() + "/" + name, "open versioned home"};
+    out.failure = ImageFailure{ExplainImageDenial(vh.error(), image.data.PathOf(name)), data_path() + "/" + name,
+                               "open versioned home"};
     return out;
   }
   image.vh = std::move(*vh);

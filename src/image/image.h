@@ -39,6 +39,13 @@ struct OpenedImage {
 /// discovery decides (`forced`: --versioned-home; `listing`: see Discover).
 OpenedImage OpenImage(const std::string& home, const std::string& forced, Listing listing);
 
+/// A refusal on permissions at `path` in the image (the agent's home, its
+/// data directory, the versioned home), explained: who agent-init runs as,
+/// the owner and mode found there and how to run it so that it may (as root
+/// with --user, or in the group that owns the home). Other errors come back
+/// as they are.
+Error ExplainImageDenial(Error e, const std::string& path);
+
 /// Opens HOME/data: the image's, a symlink to elsewhere or a mounted copy
 /// are all followed (the versioned homes inside must be real directories).
 Result<Dir> OpenImageData(const Dir& home);

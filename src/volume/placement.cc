@@ -6,10 +6,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cstring>
+
+#include "base/access.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
 #include "base/tree.h"
+#include "image/image.h"
 #include "volume/names.h"
 
 namespace agent_init {
@@ -30,11 +34,22 @@ bool SameInode(const struct statx& a, const struct statx& b) {
 
 // Bind-mounts fd to fd: the new mount API where there is one, else mount(2)
 // through /proc/self/fd of the same verified fds. Seccomp profiles answer
-// the newer calls with ENOSYS or EPERM while allowing mount(2), so any
-// failure of the first is retried with the second, whose errno decides.
-int BindFds(int source, int target, Privileged& ops) {
+// the newer calls with ENOSYS or EPERM while allowing mount(2) (Docker's
+// default profile without SYS_ADMIN refuses both), so any failure of the
+// first is retried with the second, whose errno decides. `new_api_err` is
+// the first one's errno when it failed.
+int BindFds(int source, int target, Privileged& ops, int& new_api_err) {
+  new_api_err = 0;
   if (ops.BindNewApi(source, target) == 0) return 0;
-  return ops.BindClassic(source, target);
+  new_api_err = errno;
+  int rc = ops.BindClassic(source, target);
+  int err = errno;
+  if (rc == 0) {
+    log::Info("the new mount API (open_tree, move_mount) is refused here; bind-mounted with mount(2)",
+              {{"error", std::strerror(new_api_err)}});
+  }
+  errno = err;
+  return rc;
 }
 
 Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privileged& ops) {
@@ -49,10 +64,12 @@ Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privil
   int target = ::openat(vh.fd(), kRun, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(kRun)));
   UniqueFd target_fd(target);
-  if (BindFds(state_run.fd(), target_fd.get(), ops) < 0) {
+  int new_api_err = 0;
+  if (BindFds(state_run.fd(), target_fd.get(), ops, new_api_err) < 0) {
     int err = errno;
-    return std::unexpected(MakeError(Kind::kCannotPlace, err,
-                                     "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun))));
+    Error e = MakeError(Kind::kCannotPlace, err, "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun)));
+    if (new_api_err != 0) e.msg += std::string(" (open_tree, move_mount: ") + std::strerror(new_api_err) + ")";
+    return std::unexpected(e);
   }
   FaultPoint("place bind");
   return {};
@@ -143,6 +160,17 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
   }
   out.changed = true;
 
+  // Not root (the image's own user): whether it may change the image is found
+  // out before anything moves, so that a refused start changes nothing.
+  const bool changes_vh = method == Method::kSymlink || !ops.HasMountCapability() ||
+                          status->kind == RunStatus::Kind::kAbsent ||
+                          status->kind == RunStatus::Kind::kOtherSymlink;
+  if (changes_vh && !MayChange(vh)) {
+    return std::unexpected(ExplainImageDenial(
+        MakeError(Kind::kDenied, EACCES, "replace " + Q(vh.PathOf(kRun)) + " with a symlink to " + Q(link_target)),
+        vh.path()));
+  }
+
   // A symlink to somewhere else (an older configuration, an image that ships
   // one) is agent-init's to replace, whatever the method.
   if (status->kind == RunStatus::Kind::kOtherSymlink) {
@@ -164,6 +192,11 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
       // Nothing can have been written there at run time: it is the image's
       // own content, which a bind mount covers and a symlink cannot replace.
       log::Debug("the image's run directory is read-only; not migrating it", {{"path", image_run->path()}});
+    } else if (!MayChange(*image_run)) {
+      return std::unexpected(ExplainImageDenial(
+          MakeError(Kind::kDenied, EACCES,
+                    "move the image's state in " + Q(image_run->path()) + " into " + Q(state_run.path())),
+          image_run->path()));
     } else {
       auto migrated = MigrateRun(*image_run, state_run, volume, migration_id);
       if (!migrated) return std::unexpected(migrated.error());

@@ -46,7 +46,11 @@ class Volume {
   Result<Dir> MakeData() const;
   Result<Dir> OpenData() const;
 
-  /// Creates (0700) and opens STATE/.agent-init.
+  /// A volume mounted read-only is an error (73) that says so: everything
+  /// agent-init and the agent do there writes.
+  Result<void> RequireWritable() const;
+
+  /// Creates (0700) and opens STATE/.agent-init (after RequireWritable).
   Result<void> MakeBookkeeping();
   /// Opens STATE/.agent-init when it exists; false when agent-init never ran here.
   Result<bool> OpenBookkeeping();
@@ -57,6 +61,12 @@ class Volume {
 
   /// The journal of multi-step changes, in STATE/.agent-init.
   Journal& journal() { return journal_; }
+
+  /// A refusal on permissions at `rel` below STATE (a step that creates or
+  /// opens it), explained: who agent-init runs as, the owner and mode of the
+  /// directory that refused and how to hand the volume to this user. Other
+  /// errors come back as they are.
+  Error ExplainDenial(Error e, std::string_view rel) const;
 
  private:
   explicit Volume(Dir dir) : dir_(std::move(dir)), journal_(bookkeeping_) {}

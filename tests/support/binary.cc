@@ -9,6 +9,11 @@ RunResult AgentInit(std::vector<std::string> args, const std::vector<std::string
   return Run(args, env);
 }
 
+RunResult AgentInitAs(const RunAsUser& as, std::vector<std::string> args, const std::vector<std::string>& env) {
+  args.insert(args.begin(), AgentInitBinary());
+  return RunAs(as, args, env);
+}
+
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

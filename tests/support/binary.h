@@ -15,6 +15,9 @@ std::string AgentInitBinary();
 /// Runs agent-init with `args` (and extra "K=V" environment).
 RunResult AgentInit(std::vector<std::string> args, const std::vector<std::string>& env = {});
 
+/// The same as another user (the caller must be root).
+RunResult AgentInitAs(const RunAsUser& as, std::vector<std::string> args, const std::vector<std::string>& env = {});
+
 bool Contains(const std::string& haystack, const std::string& needle);
 
 }  // namespace agent_init::test

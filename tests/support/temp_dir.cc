@@ -1,5 +1,7 @@
 #include "temp_dir.h"
 
+#include <grp.h>
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -126,6 +128,11 @@ int Wait(pid_t pid) {
 }
 
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  return RunAs(RunAsUser{::getuid(), ::getgid(), {}}, argv, env);
+}
+
+RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  const bool same = as.uid == ::getuid() && as.gid == ::getgid() && as.groups.empty();
   RunResult r;
   char out_tmpl[] = "/tmp/agent-init-run-out.XXXXXX";
   char err_tmpl[] = "/tmp/agent-init-run-err.XXXXXX";
@@ -150,6 +157,10 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
     std::vector<char*> cargv;
     for (auto& a : const_cast<std::vector<std::string>&>(argv)) cargv.push_back(a.data());
     cargv.push_back(nullptr);
+    if (!same && (::setgroups(as.groups.size(), as.groups.data()) < 0 || ::setresgid(as.gid, as.gid, as.gid) < 0 ||
+                  ::setresuid(as.uid, as.uid, as.uid) < 0)) {
+      _exit(126);
+    }
     ::execve(cargv[0], cargv.data(), cenv.data());
     _exit(127);
   }

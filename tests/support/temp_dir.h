@@ -43,6 +43,15 @@ struct RunResult {
 };
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
+/// Whom a command runs as (the caller must be root): as a container's USER.
+struct RunAsUser {
+  uid_t uid;
+  gid_t gid;
+  std::vector<gid_t> groups;  // supplementary groups
+};
+/// Run, with the child switched to `as` before the exec.
+RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
 /// Starts argv in the background, stdout and stderr appended to `log_path`.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path);
 
