@@ -128,10 +128,6 @@ int main(int argc, char** argv) {
                "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  // Built only when --help asks for it, not at every start.
-  app.footer([] {
-    return agent_init::ExitCodeHelp() + "\n\nEvery option also reads the environment variable shown as Env.";
-  });
   app.set_version_flag("--version", AGENT_INIT_VERSION);
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
@@ -226,6 +222,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> reversed(ours.rbegin(), ours.rend());  // CLI11 parses from the back
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
+    // Built only when --help asks for it, not at every start.
+    app.footer(agent_init::ExitCodeHelp() +
+               "\n\nEvery option also reads the environment variable shown as Env.");
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
@@ -270,6 +269,9 @@ int main(int argc, char** argv) {
     return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
   }
 
+  if (config.mode == Mode::kRestore) {
+    if (auto named = agent_init::CheckSnapshotName(cli.snapshot); !named) return Report(named.error());
+  }
   // --user: resolved once, before anything is touched (an unknown name
   // fails here), for the hand-over and the switch alike.
   std::optional<agent_init::Credentials> user;

@@ -1,6 +1,6 @@
 // The static release binary must not use NSS (getpwnam and friends dlopen
 // modules at run time and fail in images without them). agent-init parses
-// /etc/passwd and /etc/group itself (src/users.h); libmount only calls these
+// /etc/passwd and /etc/group itself (src/process/users.h); libmount only calls these
 // for mount options with user names (uid=NAME), which agent-init never
 // builds. The linker redirects libmount's calls here (-Wl,--wrap), which
 // also keeps glibc's whole NSS machinery out of the binary.

@@ -21,8 +21,9 @@ enum class Kind {
   kBusy,           // 75: another instance holds the volume
   kDenied,         // 77: permission denied, or refused for safety
   kNotExecutable,  // 126: the command exists but cannot be executed
-  kNotFound,       // 127: the command was not found
+  kNotFound,       // 127: the command was not found (keep it last: kKindCount)
 };
+inline constexpr int kKindCount = static_cast<int>(Kind::kNotFound) + 1;
 
 /// The exit code that reports `kind` (the table in base/exit_codes.h).
 int ExitCodeFor(Kind kind) noexcept;

@@ -29,17 +29,32 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
     {67, Kind::kNoUser,
      "`--user` names a user or group that does not exist (nothing is touched, nothing runs)"},
     {73, Kind::kCannotPlace,
-     "the run directory could not be put in place: the state volume is missing, the root filesystem is "
-     "read-only and mounting is not permitted, `--method bind` without permission, I/O errors"},
+     "the run directory could not be put in place: the state volume is missing or mounted read-only, the "
+     "root "
+     "filesystem is read-only and mounting is not permitted, `--method bind` without permission, I/O errors"},
     {75, Kind::kBusy,
      "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` while the "
      "agent runs"},
     {77, Kind::kDenied,
      "permission denied, or refused for safety (a symlink planted in the volume); `--user` without root; "
-     "agent-init started setuid"},
+     "agent-init started as a user that may not write the volume or the image (the message names the ids, "
+     "the "
+     "owner, the mode and the fix); agent-init started setuid"},
     {126, Kind::kNotExecutable, "the command exists but cannot be executed (named in the message)"},
     {127, Kind::kNotFound, "the command was not found (named in the message)"},
 }};
+
+// ExitCodeFor looks the table up, so no switch lets -Wswitch notice a new
+// Kind without a code: this does.
+constexpr bool EveryKindHasOneCode() {
+  for (int k = 0; k < kKindCount; ++k) {
+    int rows = 0;
+    for (const ExitCode& e : kExitCodes) rows += e.kind == static_cast<Kind>(k);
+    if (rows != 1) return false;
+  }
+  return kExitCodes.size() == static_cast<size_t>(kKindCount) + 1;
+}
+static_assert(EveryKindHasOneCode(), "every Kind needs exactly one row in kExitCodes");
 
 /// The table as --help prints it: one entry per code, wrapped to `width`
 /// columns, without Markdown.

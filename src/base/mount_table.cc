@@ -53,10 +53,9 @@ Result<std::vector<Mount>> Collect(libmnt_table* table) {
 Result<MountTable> MountTable::Read() {
   TablePtr table(mnt_new_table());
   if (!table) return Fail(Kind::kCannotPlace, "read mount table: out of memory");
-  int rc = mnt_table_parse_file(table.get(), "/proc/self/mountinfo");
+  int rc = mnt_table_parse_file(table.get(), kSelf);
   if (rc != 0) {
-    return std::unexpected(MakeError(Kind::kCannotPlace, rc < 0 ? -rc : 0,
-                                     "read mount table " + Q("/proc/self/mountinfo"),
+    return std::unexpected(MakeError(Kind::kCannotPlace, rc < 0 ? -rc : 0, "read mount table " + Q(kSelf),
                                      "agent-init needs /proc mounted"));
   }
   auto mounts = Collect(table.get());

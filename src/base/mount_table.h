@@ -26,7 +26,10 @@ struct Mount {
 
 class MountTable {
  public:
-  /// This process's mount table (/proc/self/mountinfo).
+  /// Where this process's mount table is read from.
+  static constexpr const char* kSelf = "/proc/self/mountinfo";
+
+  /// This process's mount table (kSelf).
   static Result<MountTable> Read();
   /// A table from mountinfo text (tests).
   static Result<MountTable> Parse(std::string_view mountinfo);

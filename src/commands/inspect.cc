@@ -96,21 +96,20 @@ std::optional<Volume> InspectVolume(const std::string& state, std::optional<Dir>
 
 // The state layout: STATE_PATH, the .installed marker, and (7.x) whether
 // STATE/data/install and tmp already point at the image.
-void InspectStateLayout(const Config& config, const std::string& vh_name, const Volume* volume,
-                        InspectReport& r) {
+void InspectStateLayout(const std::string& state, const std::string& home, const std::string& vh_name,
+                        const Volume* volume, InspectReport& r) {
   const bool links = LinksExecDirs(r.layout);
-  r.state_run = Volume::RunPathOf(config.state, Layout::kState);
+  r.state_run = Volume::RunPathOf(state, Layout::kState);
   r.method = links ? "symlink" : "none";
   r.method_reason = links ? "state layout, 7.x: STATE/data/install and tmp become symlinks into the image"
                           : "state layout: the volume is STATE_PATH; nothing to put in place";
-  if (auto env = CheckStatePathEnvironment(config.state); !env)
-    AddProblem(r, "state-path", config.state, env.error());
+  if (auto env = CheckStatePathEnvironment(state); !env) AddProblem(r, "state-path", state, env.error());
   if (volume == nullptr) return;
   auto data = volume->OpenData();
   if (!data) return;
   if (auto marker = RefuseInstalledMarker(*data); !marker)
     AddProblem(r, "installed-marker", data->PathOf(names::kInstalledMarker), marker.error());
-  r.prepared = links ? ExecLinksInPlace(*data, ExecLinks(config.home, vh_name))
+  r.prepared = links ? ExecLinksInPlace(*data, ExecLinks(home, vh_name))
                      : static_cast<bool>(data->OpenSub(names::kRun));
 }
 
@@ -136,7 +135,7 @@ void InspectRunLayout(const Dir& vh, const Dir* state_run, InspectReport& r) {
 void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
   auto table = MountTable::Read();
   if (!table) {
-    AddProblem(r, "mounts", "/proc/self/mountinfo", table.error());
+    AddProblem(r, "mounts", MountTable::kSelf, table.error());
     return;
   }
   auto source = [&]() -> const MountTable* { return &*table; };
@@ -152,7 +151,7 @@ void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
 InspectReport Inspect(const Config& config, const std::vector<std::string>& command, Privileged& ops) {
   InspectReport r;
   r.home = config.home;
-  r.data = NormalizePath(config.home + "/data");
+  r.data = ImageDataPath(config.home);
   r.state = config.state;
   r.state_run = Volume::RunPathOf(config.state, Layout::kRun);
   PredictMethod(config.method, ops, r);
@@ -171,7 +170,8 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
   if (!have_vh) return r;
   r.layout = DecideLayout(config.layout, command, config.value_options, image.vh, GenerationLookup::kAlways);
   if (r.layout.layout == Layout::kState) {
-    InspectStateLayout(config, *image.discovery.versioned_home, volume ? &*volume : nullptr, r);
+    InspectStateLayout(config.state, config.home, *image.discovery.versioned_home,
+                       volume ? &*volume : nullptr, r);
   } else {
     InspectRunLayout(image.vh, state_run ? &*state_run : nullptr, r);
   }

@@ -1,7 +1,8 @@
 // The two renderings of an inspect report: one JSON object (--json) and
 // aligned text for people. Both print what Inspect gathered, nothing more.
-#include "base/json.h"
 #include "commands/inspect.h"
+
+#include "base/json.h"
 
 namespace agent_init {
 namespace {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -48,7 +47,10 @@ Result<Dir> SeededData(const std::string& seed_path, const Dir& image_data, cons
 }
 
 Result<Agent> OpenAgent(const Config& config, const std::vector<std::string>& command) {
-  OpenedImage opened = OpenImage(config.home, config.versioned_home, Listing::kWhenNeeded);
+  // With --seed-data the agent's versioned home is the one in the copy.
+  OpenedImage opened =
+      OpenImage(config.home, config.versioned_home, Listing::kWhenNeeded,
+                config.seed_data.empty() ? VersionedHomeOpen::kOpen : VersionedHomeOpen::kNameOnly);
   Image& image = opened.image;
   for (const auto& w : image.discovery.warnings) log::Warn(w);
   if (opened.failure) return std::unexpected(opened.failure->Wrapped());
@@ -127,9 +129,16 @@ Result<void> HandOverTo(const Credentials& user, const Volume& volume, const std
   return {};
 }
 
+// What the two layouts' steps use of the options.
+struct LayoutOptions {
+  Method method;            // --method; the symlink for a --seed-data copy
+  int keep_snapshots;       // --keep-snapshots
+  const std::string& home;  // --home, as the agent sees it
+};
+
 // Run layout: the volume's STATE/run in place of VH/run.
-Result<Prepared> PrepareRunLayout(const Config& config, const std::optional<Credentials>& user, Agent& agent,
-                                  Taken& taken, Privileged& ops) {
+Result<Prepared> PrepareRunLayout(const LayoutOptions& options, const std::optional<Credentials>& user,
+                                  Agent& agent, Taken& taken, Privileged& ops) {
   Volume& volume = taken.volume;
   auto state_run = volume.MakeRun(Layout::kRun);
   if (!state_run) {
@@ -137,13 +146,10 @@ Result<Prepared> PrepareRunLayout(const Config& config, const std::optional<Cred
         Wrap(volume.ExplainDenial(state_run.error(), Volume::RunRel(Layout::kRun)), "prepare run directory"));
   }
   auto snapshotted =
-      HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kRun, config.keep_snapshots);
+      HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kRun, options.keep_snapshots);
   if (!snapshotted) return std::unexpected(snapshotted.error());
   if (auto checked = CheckExecutablePlaces(agent, volume); !checked) return std::unexpected(checked.error());
-  // A bind mount made in an init container would vanish with it: the seeded
-  // copy gets the symlink, which the main container sees.
-  Method method = config.seed_data.empty() ? config.method : Method::kSymlink;
-  auto placed = PlaceRun(method, agent.vh, *state_run, volume, UtcStamp(), ops);
+  auto placed = PlaceRun(options.method, agent.vh, *state_run, volume, UtcStamp(), ops);
   if (!placed) return std::unexpected(Wrap(placed.error(), "put run directory in place"));
   if (auto recorded = RecordVersion(volume, taken.history, agent.vh_name); !recorded)
     return std::unexpected(recorded.error());
@@ -171,8 +177,8 @@ Result<void> MakeLinkTargets(const Agent& agent, const std::optional<Credentials
       if (user) ops.Chown(dir->fd(), name, user->uid, user->gid, AT_SYMLINK_NOFOLLOW);
     } else if (errno != EEXIST) {
       int err = errno;
-      return std::unexpected(
-          ExplainImageDenial(MakeError(KindForErrno(err), err, "create " + Q(dir->PathOf(name))), dir->path()));
+      return std::unexpected(ExplainImageDenial(
+          MakeError(KindForErrno(err), err, "create " + Q(dir->PathOf(name))), dir->path()));
     }
   }
   return {};
@@ -180,10 +186,11 @@ Result<void> MakeLinkTargets(const Agent& agent, const std::optional<Credentials
 
 // State layout: the volume is STATE_PATH; 7.x install and temp directories
 // point back into the image.
-Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Credentials>& user,
+Result<Prepared> PrepareStateLayout(const LayoutOptions& options, const std::optional<Credentials>& user,
                                     Agent& agent, Taken& taken, Privileged& ops) {
   Volume& volume = taken.volume;
-  if (auto env = CheckStatePathEnvironment(config.state); !env) return std::unexpected(env.error());
+  const std::string state_path = NormalizePath(volume.path());
+  if (auto env = CheckStatePathEnvironment(volume.path()); !env) return std::unexpected(env.error());
   auto data = volume.MakeData();
   if (!data) {
     return std::unexpected(
@@ -196,7 +203,7 @@ Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Cr
   }
   if (auto marker = RefuseInstalledMarker(*data); !marker) return std::unexpected(marker.error());
   auto snapshotted =
-      HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kState, config.keep_snapshots);
+      HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kState, options.keep_snapshots);
   if (!snapshotted) return std::unexpected(snapshotted.error());
   if (auto checked = CheckExecutablePlaces(agent, volume); !checked) return std::unexpected(checked.error());
   const bool links = LinksExecDirs(agent.decision);
@@ -204,7 +211,7 @@ Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Cr
   if (links) {
     if (auto made = MakeLinkTargets(agent, user, ops); !made) return std::unexpected(made.error());
     // As the agent sees them: under HOME (the seeded copy is mounted at HOME/data).
-    auto linked = LinkExecDirs(*data, ExecLinks(config.home, agent.vh_name), volume, UtcStamp());
+    auto linked = LinkExecDirs(*data, ExecLinks(options.home, agent.vh_name), volume, UtcStamp());
     if (!linked) return std::unexpected(Wrap(linked.error(), "point install and tmp at the image"));
     changed = changed || *linked;
   }
@@ -220,10 +227,10 @@ Result<Prepared> PrepareStateLayout(const Config& config, const std::optional<Cr
   out.layout = Layout::kState;
   out.placement = links ? Placement::kSymlink : Placement::kNone;
   out.changed = changed;
-  out.environment.emplace_back("STATE_PATH", NormalizePath(config.state));
+  out.environment.emplace_back("STATE_PATH", state_path);
   log::Info("state volume ready as STATE_PATH",
             {{"versioned_home", out.versioned_home},
-             {"state_path", NormalizePath(config.state)},
+             {"state_path", state_path},
              {"generation", std::string(GenerationName(agent.decision.generation))},
              {"install_and_tmp", links ? "linked to the image" : "not used (8.6+)"}});
   return out;
@@ -237,9 +244,13 @@ Result<Prepared> Prepare(const Config& config, const std::optional<Credentials>&
   if (!agent) return std::unexpected(agent.error());
   auto taken = TakeVolume(config.state, config.lock_timeout, config.mode, *agent);
   if (!taken) return std::unexpected(taken.error());
+  // A bind mount made in an init container would vanish with it: the seeded
+  // copy gets the symlink, which the main container sees.
+  const LayoutOptions options{config.seed_data.empty() ? config.method : Method::kSymlink,
+                              config.keep_snapshots, config.home};
   auto prepared = agent->decision.layout == Layout::kState
-                      ? PrepareStateLayout(config, user, *agent, *taken, ops)
-                      : PrepareRunLayout(config, user, *agent, *taken, ops);
+                      ? PrepareStateLayout(options, user, *agent, *taken, ops)
+                      : PrepareRunLayout(options, user, *agent, *taken, ops);
   if (!prepared) return prepared;
   prepared->lock = std::move(taken->lock);
   return prepared;

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "base/clock.h"
-#include "base/dir.h"
 #include "base/log.h"
 #include "volume/lock.h"
 #include "volume/names.h"
@@ -31,12 +30,15 @@ Layout RestoreLayout(LayoutOption option, const Volume& volume) {
 
 }  // namespace
 
+Result<void> CheckSnapshotName(const std::string& name) {
+  if (IsVisibleName(name)) return {};
+  return Fail(Kind::kUsage, "restore: " + Q(name) + " is not a snapshot name",
+              "agent-init inspect lists the snapshots");
+}
+
 Result<void> Restore(const Config& config, const std::optional<Credentials>& user, const std::string& name,
                      Privileged& ops) {
-  if (!IsVisibleName(name)) {
-    return Fail(Kind::kUsage, "restore: " + Q(name) + " is not a snapshot name",
-                "agent-init inspect lists the snapshots");
-  }
+  if (auto named = CheckSnapshotName(name); !named) return named;
   auto volume = Volume::Open(config.state);
   if (!volume) return std::unexpected(volume.error());
   auto opened = volume->OpenBookkeeping();
@@ -59,7 +61,8 @@ Result<void> Restore(const Config& config, const std::optional<Credentials>& use
     return std::unexpected(recovered.error());
 
   const Layout layout = RestoreLayout(config.layout, *volume);
-  const std::string saved = "before-restore-" + UtcStamp() + "-" + std::to_string(::getpid());
+  const std::string saved =
+      std::string(names::kBeforeRestore) + "-" + UtcStamp() + "-" + std::to_string(::getpid());
   auto restored = RestoreSnapshot(*volume, layout, name, saved, std::max(config.keep_snapshots, 1) + 1);
   if (!restored) return std::unexpected(restored.error());
   log::Info("restored a snapshot as the run directory",

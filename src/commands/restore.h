@@ -14,6 +14,9 @@
 
 namespace agent_init {
 
+/// A name `restore` accepts: a snapshot's (64 otherwise).
+Result<void> CheckSnapshotName(const std::string& name);
+
 /// Restores snapshot `name` on the volume at `config.state`, in the layout
 /// `config.layout` names (auto: the one the volume holds), and hands the
 /// restored state to `user` when set.

@@ -49,8 +49,9 @@ struct PlacesReport {
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
   // data/tmp and the install directory on different mounts: the agent's
-  // renames between them fail with EXDEV. ApplyExdevRule decides whether it
-  // is a problem or a warning.
+  // renames between them fail with EXDEV. Set by EvaluatePlaces;
+  // ApplyExdevRule (which CheckPlaces applies) moves it into the problems or
+  // the warnings.
   std::optional<Problem> exdev;
 };
 

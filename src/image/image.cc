@@ -20,6 +20,25 @@ Result<Dir> OpenHome(const std::string& path) {
   return home;
 }
 
+// HOME/data is part of the image (or a copy of it): a symlink there is the
+// operator's choice and is followed (the versioned homes inside must be real
+// directories).
+Result<Dir> OpenImageData(const Dir& home) {
+  int fd = ::openat(home.fd(), kData, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (IsPermissionError(err)) {
+      return std::unexpected(ExplainImageDenial(
+          MakeError(Kind::kDenied, err, "open " + Q(home.PathOf(kData))), home.PathOf(kData)));
+    }
+    return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf(kData)),
+                                     "is " + Q(home.path()) +
+                                         " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
+                                         "that holds data/elastic-agent-<hash>"));
+  }
+  return Dir(UniqueFd(fd), home.PathOf(kData));
+}
+
 }  // namespace
 
 Error ExplainImageDenial(Error e, const std::string& path) {
@@ -34,31 +53,16 @@ Error ExplainImageDenial(Error e, const std::string& path) {
   return e;
 }
 
+std::string ImageDataPath(const std::string& home) { return NormalizePath(home + "/" + kData); }
+
 Error ImageFailure::Wrapped() const { return step.empty() ? error : Wrap(error, step); }
 
-Result<Dir> OpenImageData(const Dir& home) {
-  // HOME/data is part of the image (or a copy of it): a symlink there is the
-  // operator's choice and is followed.
-  int fd = ::openat(home.fd(), kData, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    if (IsPermissionError(err)) {
-      return std::unexpected(
-          ExplainImageDenial(MakeError(Kind::kDenied, err, "open " + Q(home.PathOf(kData))), home.PathOf(kData)));
-    }
-    return std::unexpected(MakeError(Kind::kLayout, err, "open " + Q(home.PathOf(kData)),
-                                     "is " + Q(home.path()) +
-                                         " the agent's home? Set --home / AGENT_INIT_HOME to the directory "
-                                         "that holds data/elastic-agent-<hash>"));
-  }
-  return Dir(UniqueFd(fd), home.PathOf(kData));
-}
-
-OpenedImage OpenImage(const std::string& home_path, const std::string& forced, Listing listing) {
+OpenedImage OpenImage(const std::string& home_path, const std::string& forced, Listing listing,
+                      VersionedHomeOpen open_vh) {
   OpenedImage out;
   Image& image = out.image;
   // For messages only.
-  auto data_path = [&] { return NormalizePath(home_path + "/" + kData); };
+  auto data_path = [&] { return ImageDataPath(home_path); };
   auto home = OpenHome(home_path);
   if (!home) {
     out.failure = ImageFailure{home.error(), home_path, ""};
@@ -78,11 +82,12 @@ OpenedImage OpenImage(const std::string& home_path, const std::string& forced, L
     out.failure = ImageFailure{*image.discovery.error, data_path(), "find versioned home"};
     return out;
   }
+  if (open_vh == VersionedHomeOpen::kNameOnly) return out;
   const std::string& name = *image.discovery.versioned_home;
   auto vh = image.data.OpenSub(name);
   if (!vh) {
-    out.failure = ImageFailure{ExplainImageDenial(vh.error(), image.data.PathOf(name)), data_path() + "/" + name,
-                               "open versioned home"};
+    out.failure = ImageFailure{ExplainImageDenial(vh.error(), image.data.PathOf(name)),
+                               data_path() + "/" + name, "open versioned home"};
     return out;
   }
   image.vh = std::move(*vh);

@@ -37,7 +37,11 @@ struct OpenedImage {
 
 /// Opens the home at `home`, its data directory, and the versioned home that
 /// discovery decides (`forced`: --versioned-home; `listing`: see Discover).
-OpenedImage OpenImage(const std::string& home, const std::string& forced, Listing listing);
+/// kNameOnly leaves the versioned home unopened (prepare --seed-data opens
+/// it in the copy instead).
+enum class VersionedHomeOpen { kOpen, kNameOnly };
+OpenedImage OpenImage(const std::string& home, const std::string& forced, Listing listing,
+                      VersionedHomeOpen vh = VersionedHomeOpen::kOpen);
 
 /// A refusal on permissions at `path` in the image (the agent's home, its
 /// data directory, the versioned home), explained: who agent-init runs as,
@@ -46,8 +50,7 @@ OpenedImage OpenImage(const std::string& home, const std::string& forced, Listin
 /// as they are.
 Error ExplainImageDenial(Error e, const std::string& path);
 
-/// Opens HOME/data: the image's, a symlink to elsewhere or a mounted copy
-/// are all followed (the versioned homes inside must be real directories).
-Result<Dir> OpenImageData(const Dir& home);
+/// HOME/data, as the agent sees it, for the agent's home at `home`.
+std::string ImageDataPath(const std::string& home);
 
 }  // namespace agent_init

@@ -1,7 +1,5 @@
 #include "image/layout_decision.h"
 
-#include "base/enum_names.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/enum_names.h"
 #include "process/exec.h"
 
 namespace agent_init {

@@ -1,7 +1,5 @@
 #include "image/versioned_home.h"
 
-#include "base/enum_names.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "base/enum_names.h"
 #include "image/home_files.h"
 
 namespace agent_init {

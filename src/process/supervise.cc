@@ -14,6 +14,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/unique_fd.h"
 #include "process/proc.h"
 #include "process/signals.h"
 #include "process/spawn.h"
@@ -217,8 +218,18 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
   // An inherited SIGCHLD=SIG_IGN makes the kernel reap children itself and
   // waitpid never reports the command (tini and catatonit hang there).
   if (in.chld_ignored) ::signal(SIGCHLD, SIG_DFL);
-  int sfd = ::signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) return SysFail(errno, "create a signalfd to supervise the command", Kind::kNotExecutable);
+  // When the command never ran, the caller gets its signal state back.
+  auto give_back = [&] {
+    if (in.chld_ignored) ::signal(SIGCHLD, SIG_IGN);
+    ::sigprocmask(SIG_SETMASK, &in.mask, nullptr);
+  };
+  int raw_sfd = ::signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (raw_sfd < 0) {
+    int err = errno;
+    give_back();
+    return SysFail(err, "signalfd failed; cannot supervise", Kind::kNotExecutable);
+  }
+  UniqueFd sfd(raw_sfd);
   if (::getpid() != 1 && ::prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
     log::Warn("cannot become a child subreaper: orphans of the command will not be reaped by agent-init",
               {{"error", std::strerror(errno)}});
@@ -228,24 +239,30 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
   log::Flush();
   auto spawned = Spawn(
       {.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored, .take_tty = take_tty});
-  if (!spawned) return std::unexpected(spawned.error());
+  if (!spawned) {
+    give_back();
+    return std::unexpected(spawned.error());
+  }
+  const pid_t child = spawned->pid;
+  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
   if (spawned->failure) {
-    // The child ran nothing and has exited with this error's code: reap it
-    // and report the error like any failure before the command runs.
+    // The child ran nothing and has exited with this error's code: reap it,
+    // and the caller reports the error like any failure before the command.
     int status = 0;
-    while (::waitpid(spawned->pid, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    log::Info("the command exited",
+              {{"pid", std::to_string(child)}, {"status", std::to_string(ExitCodeOf(status))}});
     if (take_tty) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    give_back();
     return std::unexpected(*spawned->failure);
   }
   // Spawn returns after the child's exec: its process group is set.
-  const pid_t child = spawned->pid;
   if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});
   std::vector<int> keep = options.keep_fds;
-  keep.push_back(sfd);
+  keep.push_back(sfd.get());
   CloseInheritedFds(keep);
-  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
-  return Supervisor(options, sfd, child, take_tty).Run();
+  return Supervisor(options, sfd.get(), child, take_tty).Run();
 }
 
 }  // namespace agent_init

@@ -7,7 +7,6 @@
 
 namespace agent_init {
 namespace {
-constexpr const char* kFile = names::kHistory;
 constexpr const char* kFormat = "agent-init-history-1";
 }  // namespace
 
@@ -38,19 +37,20 @@ std::optional<History> DecodeHistory(std::string_view text) {
 }
 
 Result<std::optional<History>> ReadHistory(const Dir& aidir) {
-  auto text = aidir.ReadSmallFile(kFile);
+  auto text = aidir.ReadSmallFile(names::kHistory);
   if (!text) return std::unexpected(text.error());
   if (!*text) return std::optional<History>{};
   auto h = DecodeHistory(**text);
   if (!h) {
-    return Fail(Kind::kLayout, "read " + Q(aidir.PathOf(kFile)) + ": not a valid agent-init history",
+    return Fail(Kind::kLayout,
+                "read " + Q(aidir.PathOf(names::kHistory)) + ": not a valid agent-init history",
                 "remove the file; agent-init starts a new history (and takes no snapshot this time)");
   }
   return std::optional<History>{std::move(*h)};
 }
 
 Result<void> WriteHistory(const Dir& aidir, const History& history) {
-  auto r = WriteFileAtomic(aidir, kFile, EncodeHistory(history));
+  auto r = WriteFileAtomic(aidir, names::kHistory, EncodeHistory(history));
   if (!r) return std::unexpected(Wrap(r.error(), "write history"));
   return {};
 }

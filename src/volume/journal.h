@@ -13,8 +13,13 @@
 
 namespace agent_init {
 
+/// The changes the journal records (Intent::op).
+inline constexpr const char* kOpMigrate = "migrate";
+inline constexpr const char* kOpSnapshot = "snapshot";
+inline constexpr const char* kOpRestore = "restore";
+
 struct Intent {
-  std::string op;     // "migrate", "snapshot", "restore"
+  std::string op;     // kOpMigrate, kOpSnapshot, kOpRestore
   std::string id;     // names the work: conflict directory, snapshot
   std::string phase;  // where the change had got to
   Record args;        // op-specific values

@@ -16,9 +16,6 @@
 namespace agent_init {
 namespace {
 
-constexpr const char* kLockFile = names::kLock;
-constexpr const char* kOwnerFile = names::kOwner;
-
 std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) < 0) return "unknown";
@@ -26,7 +23,7 @@ std::string HostName() {
 }
 
 std::optional<Owner> ReadOwner(const Dir& aidir) {
-  auto text = aidir.ReadSmallFile(kOwnerFile, 4096);
+  auto text = aidir.ReadSmallFile(names::kOwner, 4096);
   if (!text || !*text) return std::nullopt;
   return DecodeOwner(**text);
 }
@@ -56,7 +53,7 @@ std::string DescribeOwner(const Owner& o) {
 }
 
 Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mode mode) {
-  auto opened = aidir.OpenFile(kLockFile, O_RDWR | O_CREAT, 0600);
+  auto opened = aidir.OpenFile(names::kLock, O_RDWR | O_CREAT, 0600);
   if (!opened) return std::unexpected(Wrap(opened.error(), "open volume lock"));
   UniqueFd fd = std::move(*opened);
   using Clock = std::chrono::steady_clock;
@@ -67,7 +64,7 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
   while (::flock(fd.get(), LOCK_EX | LOCK_NB) < 0) {
     int err = errno;
     if (err == EINTR) continue;
-    if (err != EWOULDBLOCK) return SysFail(err, "lock " + Q(aidir.PathOf(kLockFile)));
+    if (err != EWOULDBLOCK) return SysFail(err, "lock " + Q(aidir.PathOf(names::kLock)));
     auto now = Clock::now();
     std::optional<Owner> owner = ReadOwner(aidir);
     std::string holder = owner ? DescribeOwner(*owner) : "an unknown process";
@@ -75,7 +72,7 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
       auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - start).count();
       return Fail(Kind::kBusy,
                   "another agent-init instance is still running on this volume: its lock " +
-                      Q(aidir.PathOf(kLockFile)) + " is held by " + holder + "; gave up after waiting " +
+                      Q(aidir.PathOf(names::kLock)) + " is held by " + holder + "; gave up after waiting " +
                       std::to_string(waited) + "s",
                   "wait for the other container (an old pod in its termination grace period?) to stop, or "
                   "raise --lock-timeout / AGENT_INIT_LOCK_TIMEOUT");
@@ -83,7 +80,7 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
     if (now >= next_report) {
       log::Warn("waiting for the volume: another instance holds its lock",
                 {{"holder", holder},
-                 {"lock", aidir.PathOf(kLockFile)},
+                 {"lock", aidir.PathOf(names::kLock)},
                  {"timeout", std::to_string(timeout_seconds) + "s"}});
       next_report = now + std::chrono::seconds(10);
     }
@@ -94,11 +91,11 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
   // The agent inherits the lock: no FD_CLOEXEC on this one fd.
   int flags = ::fcntl(fd.get(), F_GETFD);
   if (flags < 0 || ::fcntl(fd.get(), F_SETFD, flags & ~FD_CLOEXEC) < 0) {
-    return SysFail(errno, "keep " + Q(aidir.PathOf(kLockFile)) + " open across exec");
+    return SysFail(errno, "keep " + Q(aidir.PathOf(names::kLock)) + " open across exec");
   }
   Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, std::string(ModeName(mode))};
   // Informational, and rewritten at every start: no fsync on the start path.
-  auto written = WriteFileFast(aidir, kOwnerFile, EncodeOwner(me));
+  auto written = WriteFileFast(aidir, names::kOwner, EncodeOwner(me));
   if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));
   return VolumeLock(std::move(fd));
 }
@@ -106,14 +103,14 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
 Result<LockStatus> ProbeLock(const Dir& aidir) {
   LockStatus status;
   status.last_owner = ReadOwner(aidir);
-  auto opened = aidir.OpenFile(kLockFile, O_RDONLY);
+  auto opened = aidir.OpenFile(names::kLock, O_RDONLY);
   if (!opened) {
     if (opened.error().err == ENOENT) return status;
     return std::unexpected(opened.error());
   }
   status.exists = true;
   if (::flock(opened->get(), LOCK_SH | LOCK_NB) < 0) {
-    if (errno != EWOULDBLOCK) return SysFail(errno, "probe lock " + Q(aidir.PathOf(kLockFile)));
+    if (errno != EWOULDBLOCK) return SysFail(errno, "probe lock " + Q(aidir.PathOf(names::kLock)));
     status.held = true;
   }
   return status;  // closing the fd drops the probe's shared lock

@@ -13,21 +13,18 @@
 namespace agent_init {
 namespace {
 
-constexpr const char* kWork = names::kMigrate;
-constexpr const char* kIncoming = names::kMigrateIncoming;
-
 bool IsRealDir(const std::optional<struct statx>& st) { return st && S_ISDIR(st->stx_mode); }
 bool IsRegular(const std::optional<struct statx>& st) { return st && S_ISREG(st->stx_mode); }
 
 // Phase collect: every entry of the image's run directory ends up in
 // `incoming`, complete, before the image's copy is removed.
 Result<void> Collect(const Dir& image_run, const Dir& aidir) {
-  auto incoming = aidir.MakeSub(kIncoming, 0700);
+  auto incoming = aidir.MakeSub(names::kMigrateIncoming, 0700);
   if (!incoming) return std::unexpected(incoming.error());
   // A copy cut short by a crash is incomplete: start it again. (Through the
   // opened work directory: a path of two names would let the kernel follow
   // a symlink planted at the first.)
-  auto work = aidir.OpenSub(kWork);
+  auto work = aidir.OpenSub(names::kMigrate);
   if (!work) return std::unexpected(work.error());
   auto cleared = RemoveEntry(*work, names::kMigratePartial);
   if (!cleared) return std::unexpected(cleared.error());
@@ -159,12 +156,12 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
     return Fail(Kind::kLayout, "journal " + Q(journal.Path()) + ": unknown migrate phase " + Q(intent.phase),
                 "inspect the volume, then remove the journal file by hand");
   }
-  auto incoming = aidir.MakeSub(kIncoming, 0700);
+  auto incoming = aidir.MakeSub(names::kMigrateIncoming, 0700);
   if (!incoming) return std::unexpected(incoming.error());
   MergeCtx ctx{aidir, std::string(names::kConflicts) + "/" + intent.id, result};
   auto merged = Merge(*incoming, state_run, "", ctx, 0);
   if (!merged) return std::unexpected(merged.error());
-  auto removed = RemoveEntry(aidir, kWork);
+  auto removed = RemoveEntry(aidir, names::kMigrate);
   if (!removed) return std::unexpected(removed.error());
   auto cleared = journal.Clear();
   if (!cleared) return std::unexpected(cleared.error());
@@ -179,9 +176,9 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, V
   // With no unfinished migration in the journal, whatever is left in the
   // work area is not a complete copy of anything: it must not stand in for
   // the image's entries.
-  auto cleared = RemoveEntry(aidir, kWork);
+  auto cleared = RemoveEntry(aidir, names::kMigrate);
   if (!cleared) return std::unexpected(cleared.error());
-  Intent intent{"migrate", id, "collect", {{"from", image_run.path()}}};
+  Intent intent{kOpMigrate, id, "collect", {{"from", image_run.path()}}};
   auto w = volume.journal().Write(intent);
   if (!w) return std::unexpected(w.error());
   auto r = RunPhases(intent, &image_run, state_run, volume);

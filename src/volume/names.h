@@ -28,6 +28,8 @@ inline constexpr const char* kSnapshots = "snapshots";
 inline constexpr const char* kSnapshotPartial = ".partial";  // in snapshots/: a copy being made
 inline constexpr const char* kSnapshotOld = ".old";          // in snapshots/: the one being replaced
 inline constexpr const char* kRestorePartial = "restore.partial";
+inline constexpr const char* kBeforeRestore =
+    "before-restore";  // snapshots/before-restore-<time>-<pid>: what a restore replaced
 inline constexpr const char* kConflicts = "conflicts";
 inline constexpr const char* kDisplaced = "displaced";
 inline constexpr const char* kMigrate = "migrate";

@@ -1,7 +1,5 @@
 #include "volume/placement.h"
 
-#include "base/enum_names.h"
-
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -9,6 +7,7 @@
 #include <cstring>
 
 #include "base/access.h"
+#include "base/enum_names.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
@@ -18,8 +17,6 @@
 
 namespace agent_init {
 namespace {
-
-constexpr const char* kRun = names::kRun;
 
 std::string ReadOnlyHint() {
   return "the image's filesystem is read-only and agent-init may not mount here: grant mount "
@@ -54,21 +51,24 @@ int BindFds(int source, int target, Privileged& ops, int& new_api_err) {
 
 Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privileged& ops) {
   created_dir = false;
-  if (::mkdirat(vh.fd(), kRun, 0770) == 0) {
+  if (::mkdirat(vh.fd(), names::kRun, 0770) == 0) {
     created_dir = true;
   } else if (errno != EEXIST) {
     int err = errno;
-    return std::unexpected(MakeError(Kind::kCannotPlace, err, "create mount point " + Q(vh.PathOf(kRun)),
+    return std::unexpected(MakeError(Kind::kCannotPlace, err,
+                                     "create mount point " + Q(vh.PathOf(names::kRun)),
                                      err == EROFS ? ReadOnlyHint() : ""));
   }
-  int target = ::openat(vh.fd(), kRun, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(kRun)));
+  int target = ::openat(vh.fd(), names::kRun, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(names::kRun)));
   UniqueFd target_fd(target);
   int new_api_err = 0;
   if (BindFds(state_run.fd(), target_fd.get(), ops, new_api_err) < 0) {
     int err = errno;
-    Error e = MakeError(Kind::kCannotPlace, err, "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(kRun)));
-    if (new_api_err != 0) e.msg += std::string(" (open_tree, move_mount: ") + std::strerror(new_api_err) + ")";
+    Error e = MakeError(Kind::kCannotPlace, err,
+                        "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(names::kRun)));
+    if (new_api_err != 0)
+      e.msg += std::string(" (open_tree, move_mount: ") + std::strerror(new_api_err) + ")";
     return std::unexpected(e);
   }
   FaultPoint("place bind");
@@ -79,16 +79,17 @@ Result<void> Link(const Dir& vh, const RunStatus& status, const std::string& lin
   // The image's directory (emptied by the migration) goes first; a symlink
   // cannot be renamed over a directory.
   if (status.kind == RunStatus::Kind::kImageDir) {
-    if (::unlinkat(vh.fd(), kRun, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+    if (::unlinkat(vh.fd(), names::kRun, AT_REMOVEDIR) < 0 && errno != ENOENT) {
       int err = errno;
-      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove the image's " + Q(vh.PathOf(kRun)),
+      return std::unexpected(MakeError(Kind::kCannotPlace, err,
+                                       "remove the image's " + Q(vh.PathOf(names::kRun)),
                                        err == EROFS ? ReadOnlyHint() : ""));
     }
   }
-  if (::symlinkat(link_target.c_str(), vh.fd(), kRun) < 0) {
+  if (::symlinkat(link_target.c_str(), vh.fd(), names::kRun) < 0) {
     int err = errno;
     return std::unexpected(MakeError(Kind::kCannotPlace, err,
-                                     "create symlink " + Q(vh.PathOf(kRun)) + " -> " + Q(link_target),
+                                     "create symlink " + Q(vh.PathOf(names::kRun)) + " -> " + Q(link_target),
                                      err == EROFS ? ReadOnlyHint() : ""));
   }
   FaultPoint("place symlink");
@@ -110,11 +111,11 @@ std::string_view PlacementName(Placement placement) {
 
 Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::string& link_target) {
   RunStatus status;
-  auto st = vh.Stat(kRun);
+  auto st = vh.Stat(names::kRun);
   if (!st) return std::unexpected(st.error());
   if (!*st) return status;
   if (S_ISLNK((*st)->stx_mode)) {
-    status.link_target = vh.ReadLink(kRun).value_or("");
+    status.link_target = vh.ReadLink(names::kRun).value_or("");
     // A relative target is relative to the directory holding the link.
     std::string target =
         status.link_target.starts_with('/') ? status.link_target : vh.path() + "/" + status.link_target;
@@ -136,7 +137,7 @@ Result<RunStatus> ExamineRun(const Dir& vh, const Dir* state_run, const std::str
     }
   }
   status.kind = RunStatus::Kind::kImageDir;
-  auto run = vh.OpenSub(kRun);
+  auto run = vh.OpenSub(names::kRun);
   if (!run) return std::unexpected(run.error());
   auto entries = run->List();
   if (!entries) return std::unexpected(entries.error());
@@ -155,7 +156,7 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
     return out;
   }
   if (status->kind == RunStatus::Kind::kOther) {
-    return Fail(Kind::kLayout, Q(vh.PathOf(kRun)) + " is neither a directory nor a symlink",
+    return Fail(Kind::kLayout, Q(vh.PathOf(names::kRun)) + " is neither a directory nor a symlink",
                 "the image is broken; remove the file or rebuild the image");
   }
   out.changed = true;
@@ -167,25 +168,27 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
                           status->kind == RunStatus::Kind::kOtherSymlink;
   if (changes_vh && !MayChange(vh)) {
     return std::unexpected(ExplainImageDenial(
-        MakeError(Kind::kDenied, EACCES, "replace " + Q(vh.PathOf(kRun)) + " with a symlink to " + Q(link_target)),
+        MakeError(Kind::kDenied, EACCES,
+                  "replace " + Q(vh.PathOf(names::kRun)) + " with a symlink to " + Q(link_target)),
         vh.path()));
   }
 
   // A symlink to somewhere else (an older configuration, an image that ships
   // one) is agent-init's to replace, whatever the method.
   if (status->kind == RunStatus::Kind::kOtherSymlink) {
-    if (::unlinkat(vh.fd(), kRun, 0) < 0 && errno != ENOENT) {
+    if (::unlinkat(vh.fd(), names::kRun, 0) < 0 && errno != ENOENT) {
       int err = errno;
-      return std::unexpected(MakeError(Kind::kCannotPlace, err, "remove stale symlink " + Q(vh.PathOf(kRun)),
+      return std::unexpected(MakeError(Kind::kCannotPlace, err,
+                                       "remove stale symlink " + Q(vh.PathOf(names::kRun)),
                                        err == EROFS ? ReadOnlyHint() : ""));
     }
     log::Info("replaced a symlink that pointed elsewhere",
-              {{"path", vh.PathOf(kRun)}, {"was", status->link_target}});
+              {{"path", vh.PathOf(names::kRun)}, {"was", status->link_target}});
     status->kind = RunStatus::Kind::kAbsent;
   }
 
   if (status->kind == RunStatus::Kind::kImageDir && status->has_entries) {
-    auto image_run = vh.OpenSub(kRun);
+    auto image_run = vh.OpenSub(names::kRun);
     if (!image_run) return std::unexpected(image_run.error());
     struct statvfs vfs;
     if (::fstatvfs(image_run->fd(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
@@ -227,9 +230,9 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
       return std::unexpected(e);
     }
     log::Info("bind mount not permitted here; using a symlink instead",
-              {{"path", vh.PathOf(kRun)}, {"error", bound.error().msg}});
+              {{"path", vh.PathOf(names::kRun)}, {"error", bound.error().msg}});
     if (created) {
-      ::unlinkat(vh.fd(), kRun, AT_REMOVEDIR);
+      ::unlinkat(vh.fd(), names::kRun, AT_REMOVEDIR);
       status->kind = RunStatus::Kind::kAbsent;
     }
   }

@@ -12,7 +12,7 @@ Result<void> RecoverJournal(Volume& volume, const Dir* vh) {
   if (!intent) return std::unexpected(intent.error());
   if (!*intent) return {};
   const Intent& in = **intent;
-  if (in.op == "migrate") {
+  if (in.op == kOpMigrate) {
     if (vh == nullptr) {
       return Fail(Kind::kCannotPlace, "an interrupted migration waits in " + Q(journal.Path()),
                   "start the agent (or agent-init prepare) once so that it finishes, then try again");
@@ -24,7 +24,7 @@ Result<void> RecoverJournal(Volume& volume, const Dir* vh) {
     if (!r) return std::unexpected(r.error());
     return {};
   }
-  if (in.op == "snapshot" || in.op == "restore") return ResumeSnapshotChange(in, volume);
+  if (in.op == kOpSnapshot || in.op == kOpRestore) return ResumeSnapshotChange(in, volume);
   return Fail(Kind::kLayout, "journal " + Q(journal.Path()) + " records an unknown change " + Q(in.op),
               "it was written by another agent-init version; run that version once, or remove the file");
 }

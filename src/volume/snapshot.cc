@@ -20,10 +20,10 @@ namespace agent_init {
 namespace {
 
 using names::kRestorePartial;
+using names::kRun;
+using names::kSnapshotOld;
+using names::kSnapshotPartial;
 using names::kSnapshots;
-constexpr const char* kPartial = names::kSnapshotPartial;
-constexpr const char* kOld = names::kSnapshotOld;
-constexpr const char* kRun = names::kRun;
 
 bool ExistsIn(const Dir& dir, const char* name) {
   struct stat st;
@@ -76,22 +76,22 @@ Result<void> CopyDurably(const Dir& from, const std::string& name, const Dir& to
 // an older <name> is moved to .old first and removed last. Every step can be
 // repeated after a crash.
 Result<void> Publish(const Dir& snapshots, const std::string& name) {
-  if (ExistsIn(snapshots, kPartial)) {
+  if (ExistsIn(snapshots, kSnapshotPartial)) {
     if (ExistsIn(snapshots, name.c_str())) {
-      auto cleared = RemoveEntry(snapshots, kOld);
+      auto cleared = RemoveEntry(snapshots, kSnapshotOld);
       if (!cleared) return cleared;
-      auto moved = Rename(snapshots, name, snapshots, kOld);
+      auto moved = Rename(snapshots, name, snapshots, kSnapshotOld);
       if (!moved) return moved;
       FaultPoint("snapshot publish aside");
     }
-    auto published = Rename(snapshots, kPartial, snapshots, name);
+    auto published = Rename(snapshots, kSnapshotPartial, snapshots, name);
     if (!published) return published;
     Stamp(snapshots, name);
     auto synced = SyncDir(snapshots);
     if (!synced) return synced;
     FaultPoint("snapshot publish");
   }
-  return RemoveEntry(snapshots, kOld);
+  return RemoveEntry(snapshots, kSnapshotOld);
 }
 
 // Phase swap of a restore: the current run goes to snapshots/<saved>, the
@@ -153,7 +153,7 @@ Result<void> RunSnapshot(Intent intent, Volume& volume) {
   auto copied = RunPhase(journal, intent, "copy", "publish", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    return CopyDurably(*parent, kRun, *snapshots, kPartial);
+    return CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial);
   });
   if (!copied) return copied;
   auto published =
@@ -168,7 +168,7 @@ Result<void> RunRestore(Intent intent, Volume& volume) {
   Journal& journal = volume.journal();
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
-  std::string saved = Lookup(intent.args, "saved-as").value_or("before-restore");
+  std::string saved = Lookup(intent.args, "saved-as").value_or(names::kBeforeRestore);
   auto copied = RunPhase(journal, intent, "copy", "swap",
                          [&] { return CopyDurably(*snapshots, intent.id, aidir, kRestorePartial); });
   if (!copied) return copied;
@@ -227,7 +227,7 @@ Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
   Intent intent{
-      "snapshot", name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
+      kOpSnapshot, name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
   auto w = volume.journal().Write(intent);
   if (!w) return w;
   auto r = RunSnapshot(intent, volume);
@@ -255,7 +255,7 @@ Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& n
     return Fail(Kind::kUsage, "no snapshot named " + Q(name) + " in " + Q(volume.BookkeepingPath(kSnapshots)),
                 "snapshots present: " + (names.empty() ? std::string("none") : names));
   }
-  Intent intent{"restore",
+  Intent intent{kOpRestore,
                 name,
                 "copy",
                 {{"saved-as", saved_as},
@@ -276,15 +276,15 @@ Result<void> ResumeSnapshotChange(const Intent& intent, Volume& volume) {
     // operator.
     auto snapshots = aidir.MakeSub(kSnapshots, 0700);
     if (!snapshots) return std::unexpected(snapshots.error());
-    auto removed =
-        intent.op == "snapshot" ? RemoveEntry(*snapshots, kPartial) : RemoveEntry(aidir, kRestorePartial);
+    auto removed = intent.op == kOpSnapshot ? RemoveEntry(*snapshots, kSnapshotPartial)
+                                            : RemoveEntry(aidir, kRestorePartial);
     if (!removed) return removed;
     log::Warn("rolled back an interrupted change", {{"change", intent.op}, {"id", intent.id}});
     return volume.journal().Clear();
   }
   log::Warn("finishing a change that was interrupted",
             {{"change", intent.op}, {"id", intent.id}, {"phase", intent.phase}});
-  auto r = intent.op == "snapshot" ? RunSnapshot(intent, volume) : RunRestore(intent, volume);
+  auto r = intent.op == kOpSnapshot ? RunSnapshot(intent, volume) : RunRestore(intent, volume);
   if (!r) return std::unexpected(Wrap(r.error(), "finish interrupted " + intent.op + " " + Q(intent.id)));
   return {};
 }

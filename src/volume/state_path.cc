@@ -9,7 +9,9 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
+#include "image/image.h"
 #include "volume/names.h"
+#include "volume/volume.h"
 
 namespace agent_init {
 
@@ -35,7 +37,7 @@ Result<void> RefuseInstalledMarker(const Dir& data) {
 }
 
 std::vector<ExecLink> ExecLinks(const std::string& home, const std::string& vh_name) {
-  const std::string image_data = NormalizePath(home + "/data");
+  const std::string image_data = ImageDataPath(home);
   return {{names::kInstall, image_data + "/" + vh_name + "/" + names::kInstall},
           {names::kTmp, image_data + "/" + names::kTmp}};
 }

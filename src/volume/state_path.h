@@ -13,9 +13,10 @@
 
 #include "base/dir.h"
 #include "base/error.h"
-#include "volume/volume.h"
 
 namespace agent_init {
+
+class Volume;
 
 /// STATE_PATH in agent-init's environment must be unset (the command then
 /// gets it set to STATE) or STATE itself; elsewhere is kLayout, naming both.

@@ -59,7 +59,8 @@ class Volume {
   /// The display path of `rel` below STATE/.agent-init (empty: the directory).
   std::string BookkeepingPath(std::string_view rel) const;
 
-  /// The journal of multi-step changes, in STATE/.agent-init.
+  /// The journal of multi-step changes, in STATE/.agent-init (once
+  /// MakeBookkeeping or OpenBookkeeping succeeded).
   Journal& journal() { return journal_; }
 
   /// A refusal on permissions at `rel` below STATE (a step that creates or

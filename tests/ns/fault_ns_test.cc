@@ -1,5 +1,5 @@
 // Crash safety, for real: the dev build of agent-init kills itself with
-// SIGKILL at the step named by AGENT_INIT_FAULT_STEP (src/fault.h). Each
+// SIGKILL at the step named by AGENT_INIT_FAULT_STEP (src/base/fault.h). Each
 // scenario is run once cleanly for the expected result, then killed at every
 // step in turn (1, 2, 3, ... until a run completes without reaching the
 // step), restarted, and the whole state tree compared with the expected one.

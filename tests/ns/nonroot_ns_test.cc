@@ -40,9 +40,10 @@ class NonRootNs : public ::testing::Test {
   void Home811() { Own("home", 0, 0, 0770, 0660, 0770); }
   void Home812() { Own("home", 1000, 1000, 0777, 0666, 0755); }
   void Own(const std::string& rel, uid_t uid, gid_t gid, mode_t dirs, mode_t files, mode_t exes) {
-    std::string cmd = "cd '" + t_ / rel + "' && chown -R -h " + std::to_string(uid) + ":" + std::to_string(gid) +
-                      " . && find . -type d -exec chmod " + Octal(dirs) + " {} + && find . -type f -perm -u+x -exec chmod " +
-                      Octal(exes) + " {} + && find . -type f ! -perm -u+x -exec chmod " + Octal(files) + " {} +";
+    std::string cmd = "cd '" + t_ / rel + "' && chown -R -h " + std::to_string(uid) + ":" +
+                      std::to_string(gid) + " . && find . -type d -exec chmod " + Octal(dirs) +
+                      " {} + && find . -type f -perm -u+x -exec chmod " + Octal(exes) +
+                      " {} + && find . -type f ! -perm -u+x -exec chmod " + Octal(files) + " {} +";
     ASSERT_EQ(test::Shell(cmd), 0) << cmd;
   }
   static std::string Octal(mode_t m) {
@@ -144,6 +145,18 @@ TEST_F(NonRootNs, AHomeTheUserCannotWriteIs77BeforeAnythingMoves) {
   EXPECT_TRUE(Contains(r.err, "run this container as root")) << r.err;
   EXPECT_EQ(Digests(), before);
   EXPECT_FALSE(test::Exists(t_ / "state/.agent-init/journal")) << "no change was started";
+}
+
+// agent-init is an entrypoint, not a privilege broker: a setuid copy
+// started by a user refuses to run (the kernel's AT_SECURE).
+TEST_F(NonRootNs, ASetuidCopyRefusesToRun) {
+  std::string copy = t_ / "agent-init-setuid";
+  ASSERT_EQ(test::Shell("cp '" + test::AgentInitBinary() + "' '" + copy + "' && chmod 4755 '" + copy + "'"),
+            0);
+  RunResult r = test::RunAs(kAgent, {copy, "--home", t_ / "home", "--state", t_ / "state", "prepare"});
+  EXPECT_EQ(r.status, 77) << r.err;
+  EXPECT_TRUE(Contains(r.err, "started setuid or setgid; refusing to run")) << r.err;
+  EXPECT_FALSE(test::Exists(t_ / "state/.agent-init"));
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ struct UserCase {
 
 // ../shared/notes/pid1.md, "Dropping privileges": the whole table, in exec
 // mode and under --supervise (where the child switches users on its own,
-// sharing agent-init's memory until it execs: src/spawn.h).
+// sharing agent-init's memory until it execs: src/process/spawn.h).
 TEST_F(SafetyNs, UserTable) {
   const UserCase cases[] = {
       // USER:GROUP with a known uid: that group only, HOME from the entry

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <cerrno>
+
 #include <string>
 #include <vector>
 
@@ -26,16 +28,26 @@ class FakePrivileged final : public Privileged {
     std::string path;  // the directory's path, plus "/name" unless empty
     uid_t uid;
     gid_t gid;
+    int flags;
   };
-  std::vector<std::string> binds;  // "new-api" and "mount(2)", in call order
+  struct Bind {
+    std::string how;     // "new-api" or "mount(2)"
+    std::string source;  // the paths of the two fds, as the kernel names them
+    std::string target;
+  };
+  std::vector<Bind> binds;  // in call order
   std::vector<Chown> chowns;
+
+  /// The `how` of every bind, in order.
+  std::vector<std::string> BindCalls() const;
 
   int BindNewApi(int source_fd, int target_fd) override;
   int BindClassic(int source_fd, int target_fd) override;
   int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) override;
   bool HasMountCapability() override { return may_mount; }
 
-  /// Whether `path` (absolute, as the kernel names it) was chowned to uid:gid.
+  /// Whether `path` was chowned to uid:gid, never following a symlink
+  /// (AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH on the directory's own fd).
   bool Chowned(const std::string& path, uid_t uid, gid_t gid) const;
 };
 

@@ -192,6 +192,21 @@ TEST_F(CliHome, CommandNotFoundIs127AndNotExecutableIs126) {
   EXPECT_TRUE(Contains(r.err, t_ / "plain")) << r.err;
 }
 
+// Under --supervise the same failures come back to main and are reported
+// once, like any failure before the command runs.
+TEST_F(CliHome, SupervisedCommandThatCannotRunIsReportedOnceWithItsCode) {
+  RunResult missing = AgentInit(With({"--supervise", "--", t_ / "missing"}));
+  EXPECT_EQ(missing.status, 127);
+  EXPECT_TRUE(Contains(missing.err, "exit_code=127")) << missing.err;
+  EXPECT_TRUE(Contains(missing.err, t_ / "missing")) << missing.err;
+  test::WriteFile(t_ / "plain", "data", 0644);
+  RunResult plain = AgentInit(With({"--supervise", "--", t_ / "plain"}));
+  EXPECT_EQ(plain.status, 126);
+  EXPECT_TRUE(Contains(plain.err, "exit_code=126")) << plain.err;
+  size_t first = plain.err.find("error:");
+  EXPECT_EQ(plain.err.find("error:", first + 1), std::string::npos) << "one error line: " << plain.err;
+}
+
 TEST_F(CliHome, PrepareExitsZeroAndIsIdempotent) {
   EXPECT_EQ(AgentInit(With({"prepare"})).status, 0);
   RunResult again = AgentInit(With({"prepare"}));

@@ -72,6 +72,12 @@ TEST_F(InspectTest, ProblemsAndAnUnfinishedChange) {
   config_.versioned_home = "elastic-agent-000000";
   InspectReport bad = Run();
   EXPECT_TRUE(HasProblem(bad, "state-missing"));
+  for (const auto& p : bad.problems) {
+    if (p.code != "state-missing") continue;
+    EXPECT_EQ(p.message.rfind("open state volume: ", 0), 0u) << p.message;
+    EXPECT_NE(p.message.find("mount the persistent volume"), std::string::npos)
+        << "the same fix as prepare's";
+  }
   EXPECT_TRUE(HasProblem(bad, "layout"));
   EXPECT_FALSE(bad.versioned_home);
 }

@@ -3,6 +3,9 @@
 // are in tests/ns).
 #include "commands/prepare.h"
 
+#include <climits>
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "base/exit_codes.h"
@@ -42,7 +45,7 @@ TEST_F(PrepareTest, RunLayoutFallsBackToTheSymlinkAndAnotherRunChangesNothing) {
   EXPECT_EQ(first->placement, Placement::kSymlink);
   EXPECT_TRUE(first->changed);
   EXPECT_EQ(first->versioned_home, Vh());
-  EXPECT_EQ(ops_.binds, (std::vector<std::string>{"new-api", "mount(2)"}));
+  EXPECT_EQ(ops_.BindCalls(), (std::vector<std::string>{"new-api", "mount(2)"}));
   EXPECT_EQ(test::ReadFile(t_ / "state/run/agent.id"), "image-id") << "migrated into the volume";
   EXPECT_TRUE(test::IsSymlink(Vh("run")));
   EXPECT_NE(test::ReadFile(t_ / "state/.agent-init/history").find("elastic-agent-9b2fec"), std::string::npos);
@@ -58,7 +61,12 @@ TEST_F(PrepareTest, BindPermittedBinds) {
   auto r = Run();
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_EQ(r->placement, Placement::kBind);
-  EXPECT_EQ(ops_.binds, (std::vector<std::string>{"new-api"}));
+  EXPECT_EQ(ops_.BindCalls(), (std::vector<std::string>{"new-api"}));
+  char real[PATH_MAX];
+  ASSERT_TRUE(::realpath((t_ / "state/run").c_str(), real));
+  EXPECT_EQ(ops_.binds[0].source, real) << "STATE/run is mounted";
+  ASSERT_TRUE(::realpath(Vh("run").c_str(), real));
+  EXPECT_EQ(ops_.binds[0].target, real) << "onto VH/run";
 }
 
 TEST_F(PrepareTest, UserGetsTheRunDirectoryAndTheBookkeeping) {

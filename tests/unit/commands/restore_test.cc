@@ -39,7 +39,7 @@ class RestoreTest : public ::testing::Test {
 };
 
 TEST_F(RestoreTest, PutsTheSnapshotBackAndKeepsTheCurrentState) {
-  MakeVolume(Layout::kRun, "then", "now");
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
   ASSERT_TRUE(Run("old"));
   EXPECT_EQ(test::ReadFile(t_ / "state/run/agent.id"), "then");
   bool kept = false;
@@ -56,14 +56,14 @@ TEST_F(RestoreTest, PutsTheSnapshotBackAndKeepsTheCurrentState) {
 }
 
 TEST_F(RestoreTest, AutoFindsTheStateLayoutsRunDirectory) {
-  MakeVolume(Layout::kState, "then", "now");
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kState, "then", "now"));
   ASSERT_TRUE(Run("old"));
   EXPECT_EQ(test::ReadFile(t_ / "state/data/run/agent.id"), "then");
   EXPECT_FALSE(test::Exists(t_ / "state/run"));
 }
 
 TEST_F(RestoreTest, RefusesWithExit75WhileTheVolumeIsHeld) {
-  MakeVolume(Layout::kRun, "then", "now");
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
   auto held = VolumeLock::Acquire(*Dir::OpenTrusted(t_ / "state/.agent-init"), 0, Mode::kExec);
   ASSERT_TRUE(held);
   auto r = Run("old");
@@ -80,7 +80,7 @@ TEST_F(RestoreTest, UnknownNamesAndFreshVolumesAre64) {
   EXPECT_EQ(ExitCodeFor(fresh.error().kind), 64);
   EXPECT_NE(fresh.error().msg.find("agent-init never ran on it"), std::string::npos);
 
-  MakeVolume(Layout::kRun, "then", "now");
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
   for (const char* name : {"nope", "../run", ".partial"}) {
     auto r = Run(name);
     ASSERT_FALSE(r) << name;
@@ -90,7 +90,7 @@ TEST_F(RestoreTest, UnknownNamesAndFreshVolumesAre64) {
 }
 
 TEST_F(RestoreTest, TheRestoredStateIsHandedToTheUser) {
-  MakeVolume(Layout::kRun, "then", "now");
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
   ASSERT_TRUE(Run("old", Credentials{4242, 4343, {}, "", ""}));
   EXPECT_TRUE(ops_.Chowned(t_ / "state/run/agent.id", 4242, 4343));
 }

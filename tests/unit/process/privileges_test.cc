@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
+
+#include <grp.h>
 
 #include <gtest/gtest.h>
 
@@ -16,37 +19,53 @@ namespace {
 
 Credentials Me() { return Credentials{::getuid(), ::getgid(), {}, "", ""}; }
 
-TEST(Privileges, ATestRunIsNotSetuid) { EXPECT_TRUE(RefuseSetuidStart()); }
-
-TEST(Privileges, SwitchingToTheIdsItRunsAsIsANoOp) {
-  Credentials me = Me();
-  EXPECT_TRUE(CheckCanSwitch(me));
-  if (::getuid() != 0) {
-    // Without root, the switch to ourselves must leave no capability.
-    EXPECT_EQ(SwitchIds(me).failed, SwitchStep::kDone);
+// Runs `body` in a child as nobody (65534) when the test runs as root, and
+// as it is otherwise; the child's answer is its exit status.
+bool AsNobody(const std::function<bool()>& body) {
+  if (::geteuid() != 0) return body();
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) < 0 || ::setresgid(65534, 65534, 65534) < 0 ||
+        ::setresuid(65534, 65534, 65534) < 0)
+      ::_exit(2);
+    ::_exit(body() ? 0 : 1);
   }
+  int status = 0;
+  return ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// As root the check runs in a child that has become nobody first.
-TEST(Privileges, WithoutRootAnotherUserIs77WithTheFix) {
-  auto check = [] {
-    auto r = CheckCanSwitch(Credentials{::getuid() + 1, ::getgid(), {}, "", ""});
-    return !r && ExitCodeFor(r.error().kind) == 77 &&
-           r.error().hint.find("run agent-init as root") != std::string::npos;
-  };
-  if (::geteuid() != 0) {
-    EXPECT_TRUE(check());
-    return;
-  }
+TEST(Privileges, SwitchingToTheIdsItRunsAsIsANoOp) {
+  EXPECT_TRUE(CheckCanSwitch(Me()));
+  // As a non-root user: the ids stay, and no capability is left.
+  EXPECT_TRUE(AsNobody([] { return SwitchIds(Me()).failed == SwitchStep::kDone; }));
+}
+
+// As root the real switch: setgroups, setgid, setuid, then verified.
+TEST(Privileges, RootSwitchesToTheUserAndKeepsNothingOfRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs root to switch users";
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    if (::setresgid(65534, 65534, 65534) < 0 || ::setresuid(65534, 65534, 65534) < 0) ::_exit(2);
-    ::_exit(check() ? 0 : 1);
+    Credentials c{4242, 4343, {4343, 50}, "", ""};
+    SwitchOutcome o = SwitchIds(c);
+    gid_t groups[4];
+    int n = ::getgroups(4, groups);
+    bool ok = o.failed == SwitchStep::kDone && ::getuid() == 4242 && ::getegid() == 4343 && n == 2 &&
+              ::setuid(0) < 0;  // and no way back
+    ::_exit(ok ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(Privileges, WithoutRootAnotherUserIs77WithTheFix) {
+  EXPECT_TRUE(AsNobody([] {
+    auto r = CheckCanSwitch(Credentials{::getuid() + 1, ::getgid(), {}, "", ""});
+    return !r && ExitCodeFor(r.error().kind) == 77 &&
+           r.error().hint.find("run agent-init as root") != std::string::npos;
+  }));
 }
 
 TEST(Privileges, EveryFailedStepHasItsMessageAndClass) {

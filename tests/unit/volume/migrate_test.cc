@@ -22,8 +22,8 @@ struct MigrateFixture {
   void Open() {
     image_run = *Dir::OpenTrusted(t / "image/run");
     state_run = *Dir::OpenTrusted(t / "state/run");
-    opened.emplace(*Volume::Open(t / "state"));
-    EXPECT_TRUE(opened->MakeBookkeeping());
+    opened.emplace(Volume::Open(t / "state").value());
+    opened->MakeBookkeeping().value();
   }
 };
 

@@ -29,10 +29,10 @@ struct OwnFixture {
     test::WriteFile(t / "state/run/agent.id", "ID");
     test::WriteFile(t / "state/run/comp/registry", "offsets");
     test::Symlink("/etc/passwd", t / "state/run/link");
-    volume.emplace(*Volume::Open(t / "state"));
-    EXPECT_TRUE(volume->MakeBookkeeping());
+    volume.emplace(Volume::Open(t / "state").value());
+    volume->MakeBookkeeping().value();
     test::WriteFile(t / "state/.agent-init/history", "h");
-    run = *volume->dir().OpenSub("run");
+    run = volume->dir().OpenSub("run").value();
   }
   Result<void> HandOverRun(bool force = false) {
     return HandOver(*volume, {&run}, {&run}, kAgent, force, ops);
@@ -108,6 +108,21 @@ TEST(HandOver, OtherIdsOrAForcedWalkWalkAgain) {
   f.ops.chowns.clear();
   ASSERT_TRUE(HandOver(*f.volume, {&f.run}, {&f.run}, Ids{5000, 5000}, true, f.ops));
   EXPECT_TRUE(f.ops.Chowned(f.t / "state/run/comp/registry", 5000, 5000)) << "forced after a migration";
+}
+
+// At every start the run directory is checked, and chowned only when it is
+// not the user's (an operator's rm -rf recreated it as root).
+TEST(HandOver, TheRunDirectoryIsChownedOnlyWhenItIsNotTheUsers) {
+  if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs root to give the directory to another user";
+  OwnFixture f;
+  ASSERT_TRUE(f.HandOverRun());
+  ASSERT_EQ(::chown((f.t / "state/run").c_str(), kAgent.uid, kAgent.gid), 0);
+  f.ops.chowns.clear();
+  ASSERT_TRUE(f.HandOverRun());
+  EXPECT_EQ(f.Count("state/run"), 0u) << "already the user's";
+  ASSERT_EQ(::chown((f.t / "state/run").c_str(), 0, 0), 0);
+  ASSERT_TRUE(f.HandOverRun());
+  EXPECT_TRUE(f.Chowned("state/run")) << "root's again: handed over";
 }
 
 TEST(HandOver, ARefusedChownIsReportedAsTheHandOver) {

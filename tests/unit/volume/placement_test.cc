@@ -4,6 +4,9 @@
 
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -26,11 +29,21 @@ struct PlaceFixture {
     test::MakeDirs(t / "home/data/elastic-agent-aaaaaa/run");
     test::MakeDirs(t / "state");
   }
+  // value() throws (a test failure) when a step fails.
   void Open() {
-    vh = *Dir::OpenTrusted(t / "home/data/elastic-agent-aaaaaa");
-    volume.emplace(*Volume::Open(t / "state"));
-    ASSERT_TRUE(volume->MakeBookkeeping());
-    state_run = *volume->MakeRun(Layout::kRun);
+    vh = Dir::OpenTrusted(t / "home/data/elastic-agent-aaaaaa").value();
+    volume.emplace(Volume::Open(t / "state").value());
+    volume->MakeBookkeeping().value();
+    state_run = volume->MakeRun(Layout::kRun).value();
+  }
+  // What the kernel calls STATE/run and VH/run (the fds' paths): the real
+  // directory they are in, and their own name (VH/run may be a symlink now).
+  std::string Real(const std::string& rel) const {
+    char buf[PATH_MAX];
+    std::string path = t / rel;
+    size_t slash = path.rfind('/');
+    return ::realpath(path.substr(0, slash).c_str(), buf) ? std::string(buf) + path.substr(slash)
+                                                          : std::string();
   }
   Result<PlaceOutcome> Place(Method method) { return PlaceRun(method, vh, state_run, *volume, "ID", ops); }
   std::string Run() const { return t / "home/data/elastic-agent-aaaaaa/run"; }
@@ -43,11 +56,15 @@ TEST(Placement, AutoTriesTheNewMountApiThenMountThenTheSymlink) {
     PlaceFixture f;
     f.ops.new_api_errno = refused_new;
     f.ops.classic_errno = EACCES;  // AppArmor's docker-default
-    f.Open();
+    ASSERT_NO_FATAL_FAILURE(f.Open());
     auto r = f.Place(Method::kAuto);
     ASSERT_TRUE(r) << r.error().msg;
     EXPECT_EQ(r->placement, Placement::kSymlink);
-    EXPECT_EQ(f.ops.binds, (std::vector<std::string>{"new-api", "mount(2)"}));
+    EXPECT_EQ(f.ops.BindCalls(), (std::vector<std::string>{"new-api", "mount(2)"}));
+    for (const auto& b : f.ops.binds) {
+      EXPECT_EQ(b.source, f.Real("state/run")) << b.how << ": the volume's run directory is the source";
+      EXPECT_EQ(b.target, f.Real("home/data/elastic-agent-aaaaaa/run")) << b.how << ": VH/run the target";
+    }
     auto status = ExamineRun(f.vh, &f.state_run, f.volume->RunPath(Layout::kRun));
     ASSERT_TRUE(status);
     EXPECT_EQ(status->kind, RunStatus::Kind::kLinked) << "VH/run -> STATE/run";
@@ -58,21 +75,37 @@ TEST(Placement, MountAllowedAfterTheNewApiIsRefusedBinds) {
   PlaceFixture f;
   f.ops.new_api_errno = ENOSYS;
   f.ops.classic_errno = 0;
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kAuto);
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_EQ(r->placement, Placement::kBind);
-  EXPECT_EQ(f.ops.binds, (std::vector<std::string>{"new-api", "mount(2)"}));
-  EXPECT_TRUE(test::IsDir(f.Run())) << "the mount point stays a directory";
+  EXPECT_EQ(f.ops.BindCalls(), (std::vector<std::string>{"new-api", "mount(2)"}));
+}
+
+// An image without VH/run gets a mount point to bind onto.
+TEST(Placement, AMissingRunDirectoryBecomesTheMountPoint) {
+  PlaceFixture f;
+  ::rmdir(f.Run().c_str());
+  f.ops.new_api_errno = 0;
+  ASSERT_NO_FATAL_FAILURE(f.Open());
+  auto r = f.Place(Method::kBind);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_EQ(r->placement, Placement::kBind);
+  EXPECT_TRUE(test::IsDir(f.Run()));
+  ASSERT_EQ(f.ops.binds.size(), 1u);
+  EXPECT_EQ(f.ops.binds[0].target, f.Real("home/data/elastic-agent-aaaaaa/run"));
 }
 
 TEST(Placement, ForcedBindWithoutPermissionIs73AndSaysWhatToGrant) {
   PlaceFixture f;
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kBind);
   ASSERT_FALSE(r);
   EXPECT_EQ(ExitCodeFor(r.error().kind), 73);
   EXPECT_NE(r.error().hint.find("CAP_SYS_ADMIN"), std::string::npos) << r.error().hint;
+  EXPECT_NE(r.error().msg.find("Operation not permitted (open_tree, move_mount: Operation not permitted)"),
+            std::string::npos)
+      << "both APIs' errors: " << r.error().msg;
   EXPECT_FALSE(test::IsSymlink(f.Run())) << "bind only: no symlink";
 }
 
@@ -80,7 +113,7 @@ TEST(Placement, ForcedBindWithoutPermissionIs73AndSaysWhatToGrant) {
 TEST(Placement, AMountFailureOtherThanPermissionIsNotHidden) {
   PlaceFixture f;
   f.ops.classic_errno = EINVAL;
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kAuto);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().err, EINVAL);
@@ -89,17 +122,17 @@ TEST(Placement, AMountFailureOtherThanPermissionIsNotHidden) {
 
 TEST(Placement, SymlinkMethodNeverMounts) {
   PlaceFixture f;
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kSymlink);
   ASSERT_TRUE(r) << r.error().msg;
-  EXPECT_TRUE(f.ops.binds.empty());
+  EXPECT_TRUE(f.ops.binds.empty()) << "the symlink method never mounts";
   EXPECT_TRUE(test::IsSymlink(f.Run()));
 }
 
 TEST(Placement, TheImagesStateIsMigratedBeforeTheSymlinkReplacesIt) {
   PlaceFixture f;
   test::WriteFile(f.Run() + "/agent.id", "from-the-image");
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kAuto);
   ASSERT_TRUE(r) << r.error().msg;
   ASSERT_TRUE(r->migration);
@@ -110,7 +143,7 @@ TEST(Placement, TheImagesStateIsMigratedBeforeTheSymlinkReplacesIt) {
 
 TEST(Placement, ASecondRunFindsTheSymlinkAndChangesNothing) {
   PlaceFixture f;
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   ASSERT_TRUE(f.Place(Method::kAuto));
   f.ops.binds.clear();
   auto second = f.Place(Method::kAuto);
@@ -125,7 +158,7 @@ TEST(Placement, ASymlinkToSomewhereElseIsReplaced) {
   test::MakeDirs(f.t / "elsewhere");
   ::rmdir(f.Run().c_str());
   test::Symlink(f.t / "elsewhere", f.Run());
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kSymlink);
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_TRUE(r->changed);
@@ -138,7 +171,7 @@ TEST(Placement, AFileAtTheRunDirectoryIs65) {
   PlaceFixture f;
   ::rmdir(f.Run().c_str());
   test::WriteFile(f.Run(), "not a directory");
-  f.Open();
+  ASSERT_NO_FATAL_FAILURE(f.Open());
   auto r = f.Place(Method::kAuto);
   ASSERT_FALSE(r);
   EXPECT_EQ(ExitCodeFor(r.error().kind), 65);

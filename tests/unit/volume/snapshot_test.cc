@@ -20,8 +20,8 @@ struct SnapFixture {
     test::WriteFile(t / "state/run/agent.id", "A-ID");
     test::WriteFile(t / "state/run/comp/registry", "offsets");
     test::MakeDirs(t / "state/.agent-init");
-    opened.emplace(*Volume::Open(t / "state"));
-    EXPECT_TRUE(opened->OpenBookkeeping());
+    opened.emplace(Volume::Open(t / "state").value());
+    EXPECT_TRUE(opened->OpenBookkeeping().value());
   }
   void Age(const std::string& name, int seconds_ago) {
     struct timeval tv[2];
