@@ -244,7 +244,6 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
     return std::unexpected(spawned.error());
   }
   const pid_t child = spawned->pid;
-  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
   if (spawned->failure) {
     // The child ran nothing and has exited with this error's code: reap it,
     // and the caller reports the error like any failure before the command.
@@ -262,6 +261,7 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
   std::vector<int> keep = options.keep_fds;
   keep.push_back(sfd.get());
   CloseInheritedFds(keep);
+  log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
   return Supervisor(options, sfd.get(), child, take_tty).Run();
 }
 

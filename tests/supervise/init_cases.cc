@@ -445,6 +445,10 @@ CaseResult NoFdLeak(const InitFlavour& f) {
   LaunchOptions o;
   o.extra_fd = true;
   Launched l = StartRecorder(f, file, {"--exit-on", "USR1"}, o);
+  // The child is ready once it runs, which may be before the init closed its
+  // copies: a signal forwarded from the init's loop marks that it has.
+  ::kill(l.init, SIGUSR2);
+  WaitFor([&] { return Slurp(file).find("\n" + std::to_string(SIGUSR2) + "\n") != std::string::npos; });
   std::set<std::string> init_fds, child_fds;
   auto list = [](pid_t p, std::set<std::string>& out) {
     DIR* d = ::opendir(("/proc/" + std::to_string(p) + "/fd").c_str());
