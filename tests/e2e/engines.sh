@@ -41,6 +41,12 @@ make_rootfs_tars() {
   done
 }
 
+# Runs COMMAND HASH for the hash of every test image.
+each_image() {
+  local spec
+  for spec in "${IMAGE_SPECS[@]}"; do "$@" "${spec%%:*}"; done
+}
+
 # The image configuration the Containerfile gives (docker/Containerfile).
 IMPORT_CHANGES=(--change 'WORKDIR /usr/share/elastic-agent' --change 'ENV PATH=/usr/local/bin:/bin'
   --change 'ENTRYPOINT ["/usr/local/bin/agent-init"]'
@@ -199,14 +205,13 @@ CONF
   chown -R "$E2E_USER:$E2E_USER" "$ROOTLESS_DIR"
   chmod 0700 "$ROOTLESS_DIR/run"
   echo "ROOTLESS_DIR=$ROOTLESS_DIR" >"$state_dir/rootless.env"
-  local spec hash
-  for spec in "${IMAGE_SPECS[@]}"; do
-    hash=${spec%%:*}
-    install -o "$E2E_USER" -m 0644 "$rootfs_dir/rootfs-$hash.tar" "$ROOTLESS_DIR/rootfs-$hash.tar"
-    rootless_podman import -q "${IMPORT_CHANGES[@]}" "$ROOTLESS_DIR/rootfs-$hash.tar" \
-      "localhost/agent-init-test:$hash" >/dev/null
-    rm -f "$ROOTLESS_DIR/rootfs-$hash.tar"
-  done
+  each_image rootless_import
+}
+
+rootless_import() {  # hash
+  install -o "$E2E_USER" -m 0644 "$rootfs_dir/rootfs-$1.tar" "$ROOTLESS_DIR/rootfs-$1.tar"
+  rootless_podman import -q "${IMPORT_CHANGES[@]}" "$ROOTLESS_DIR/rootfs-$1.tar" "localhost/agent-init-test:$1" >/dev/null
+  rm -f "$ROOTLESS_DIR/rootfs-$1.tar"
 }
 
 rootless_teardown() {
@@ -241,12 +246,12 @@ docker_setup() {
   DOCKER_PID=$(cat "$DOCKER_DIR/dockerd.pid")
   printf 'DOCKER_DIR=%s\nDOCKER_PID=%s\nDOCKER_CGROUP=%s\n' "$DOCKER_DIR" "$DOCKER_PID" "$cgroup" \
     >"$state_dir/docker.env"
-  local spec hash
-  for spec in "${IMAGE_SPECS[@]}"; do
-    hash=${spec%%:*}
-    /usr/bin/docker -H "unix://$DOCKER_DIR/docker.sock" import "${IMPORT_CHANGES[@]}" \
-      "$rootfs_dir/rootfs-$hash.tar" "agent-init-test:$hash" >/dev/null
-  done
+  each_image docker_import
+}
+
+docker_import() {  # hash
+  /usr/bin/docker -H "unix://$DOCKER_DIR/docker.sock" import "${IMPORT_CHANGES[@]}" "$rootfs_dir/rootfs-$1.tar" \
+    "agent-init-test:$1" >/dev/null
 }
 
 # Processes left in a cgroup after a crash, then the cgroups themselves.
@@ -296,14 +301,13 @@ TOML
     containerd --config "$CONTAINERD_DIR/config.toml" || return 1
   printf 'CONTAINERD_DIR=%s\nCONTAINERD_NS=%s\nCONTAINERD_PID=%s\n' "$CONTAINERD_DIR" "$CONTAINERD_NS" \
     "$(cat "$CONTAINERD_DIR/containerd.pid")" >"$state_dir/containerd.env"
-  local spec hash
-  for spec in "${IMAGE_SPECS[@]}"; do
-    hash=${spec%%:*}
-    "$root/tests/e2e/oci-archive" "$rootfs_dir/rootfs-$hash.tar" "$CONTAINERD_DIR/image.tar" \
-      "localhost/agent-init-test:$hash"
-    ctr_ images import "$CONTAINERD_DIR/image.tar" >/dev/null
-    rm -f "$CONTAINERD_DIR/image.tar"
-  done
+  each_image containerd_import
+}
+
+containerd_import() {  # hash
+  "$root/tests/e2e/oci-archive" "$rootfs_dir/rootfs-$1.tar" "$CONTAINERD_DIR/image.tar" "localhost/agent-init-test:$1"
+  ctr_ images import "$CONTAINERD_DIR/image.tar" >/dev/null
+  rm -f "$CONTAINERD_DIR/image.tar"
 }
 
 containerd_teardown() {
@@ -339,11 +343,9 @@ engine_teardown() {
 
 # Rootful Podman builds the images from the Containerfile (the prebuilt
 # stage), as a user of the test image would; both runtimes share them.
-podman_images() {
-  local spec hash
-  for spec in "${IMAGE_SPECS[@]}"; do
-    hash=${spec%%:*}
-    podman build -q -f "$root/docker/Containerfile" --build-arg FROM=prebuilt --build-arg HASH="$hash" \
-      -t "localhost/agent-init-test:$hash" "$root" >/dev/null
-  done
+podman_images() { each_image podman_build; }
+
+podman_build() {  # hash
+  podman build -q -f "$root/docker/Containerfile" --build-arg FROM=prebuilt --build-arg HASH="$1" \
+    -t "localhost/agent-init-test:$1" "$root" >/dev/null
 }

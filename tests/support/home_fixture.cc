@@ -30,4 +30,14 @@ HomeFixture Make711Home(const std::string& home) {
   return f;
 }
 
+Config Config711(const std::string& root, Mode mode) {
+  Make711Home(root + "/home");
+  MakeDirs(root + "/state");
+  Config config;
+  config.home = root + "/home";
+  config.state = root + "/state";
+  config.mode = mode;
+  return config;
+}
+
 }  // namespace agent_init::test

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "config.h"
+
 namespace agent_init::test {
 
 /// An agent home under `root`: HOME/data/<versioned homes>.
@@ -30,5 +32,9 @@ class HomeFixture {
 /// The 7.11.1 image: data/elastic-agent-9b2fec/{elastic-agent,downloads,install,run},
 /// the home symlink to it and .build_hash.txt.
 HomeFixture Make711Home(const std::string& home);
+
+/// A 7.11.1 home at ROOT/home and an empty volume at ROOT/state, and the
+/// Config for them in `mode`, as the library calls of the commands take it.
+Config Config711(const std::string& root, Mode mode);
 
 }  // namespace agent_init::test

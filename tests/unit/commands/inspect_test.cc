@@ -12,13 +12,7 @@ namespace {
 
 class InspectTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    test::Make711Home(t_ / "home");
-    test::MakeDirs(t_ / "state");
-    config_.home = t_ / "home";
-    config_.state = t_ / "state";
-    config_.mode = Mode::kInspect;
-  }
+  void SetUp() override { config_ = test::Config711(t_.path(), Mode::kInspect); }
   InspectReport Run(const std::vector<std::string>& command = {}) { return Inspect(config_, command, ops_); }
   bool HasProblem(const InspectReport& r, const std::string& code) {
     for (const auto& p : r.problems)

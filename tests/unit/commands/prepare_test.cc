@@ -19,11 +19,7 @@ namespace {
 class PrepareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::Make711Home(t_ / "home");
-    test::MakeDirs(t_ / "state");
-    config_.home = t_ / "home";
-    config_.state = t_ / "state";
-    config_.mode = Mode::kPrepare;
+    config_ = test::Config711(t_.path(), Mode::kPrepare);
     config_.lock_timeout = 0;
   }
   Result<Prepared> Run(const std::optional<Credentials>& user = std::nullopt) {
