@@ -69,8 +69,13 @@ int Report(const Error& e) {
   return code;
 }
 
-int UsageError(const std::string& msg) {
-  std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", msg.c_str());
+int UsageError(const std::string& msg, const std::string& hint = {}) {
+  if (!hint.empty()) {
+    std::fprintf(stderr, "agent-init: %s\n  %s\nRun 'agent-init --help' for usage.\n", msg.c_str(),
+                 hint.c_str());
+  } else {
+    std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", msg.c_str());
+  }
   return agent_init::ExitCodeFor(Kind::kUsage);
 }
 
@@ -184,7 +189,8 @@ int main(int argc, char** argv) {
       ->envname("AGENT_INIT_SIGNAL_GROUP");
   app.add_option(
          "--signal-map", cli.signal_map,
-         "With --supervise: FROM:TO rewrites a signal before forwarding (repeatable; env: comma-separated)")
+         "With --supervise: FROM:TO rewrites a signal before forwarding; FROM:0 (or FROM:IGN) drops it "
+         "(repeatable; env: comma-separated)")
       ->envname("AGENT_INIT_SIGNAL_MAP")
       ->delimiter(',');
   app.add_option("--log-format", cli.log_format, "Log format on stderr: text or json")
@@ -252,7 +258,7 @@ int main(int argc, char** argv) {
                       agent_init::Q(config.versioned_home));
   }
   auto signal_map = agent_init::ParseSignalMap(cli.signal_map);
-  if (!signal_map) return UsageError(signal_map.error().msg);
+  if (!signal_map) return UsageError(signal_map.error().msg, signal_map.error().hint);
   config.home = Absolute(config.home);
   config.state = Absolute(config.state);
   config.value_options = ValueOptions(app);

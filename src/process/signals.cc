@@ -36,7 +36,8 @@ std::optional<int> ParseNumber(std::string_view s) {
 
 std::optional<int> ParseSignal(std::string_view text) {
   if (auto n = ParseNumber(text)) {
-    if (*n >= 1 && *n <= SIGRTMAX) return n;
+    // 32 and 33 lie between SIGSYS and SIGRTMIN: glibc's own, not ours to send.
+    if ((*n >= 1 && *n <= 31) || (*n >= SIGRTMIN && *n <= SIGRTMAX)) return n;
     return std::nullopt;
   }
   std::string upper;
@@ -71,17 +72,41 @@ std::string SignalName(int sig) {
   return std::to_string(sig);
 }
 
+namespace {
+
+// One side of FROM:TO; `drop` admits 0 and IGN (TO only).
+Result<int> MapSide(const std::string& spec, std::string_view text, bool drop) {
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  if (drop && (upper == "0" || upper == "IGN" || upper == "SIG_IGN")) return 0;
+  if (auto sig = ParseSignal(text)) return *sig;
+  std::string why = "expected FROM:TO with signal names or numbers";
+  auto n = ParseNumber(text);
+  if (n && *n > 31 && *n < SIGRTMIN) {
+    why = std::to_string(*n) + " is reserved by the C library for its threads";
+  } else if (n && *n == 0) {
+    why = "0 (drop) is a TO only";
+  }
+  return Fail(Kind::kUsage, "--signal-map " + Q(spec) + ": " + why,
+              "signals are 1-31 and SIGRTMIN..SIGRTMAX (" + std::to_string(SIGRTMIN) + "-" +
+                  std::to_string(SIGRTMAX) +
+                  "), by name (TERM, SIGRTMIN+3) or number; TO 0 or IGN drops FROM, e.g. --signal-map HUP:0");
+}
+
+}  // namespace
+
 Result<std::map<int, int>> ParseSignalMap(const std::vector<std::string>& specs) {
   std::map<int, int> out;
   for (const auto& spec : specs) {
     size_t colon = spec.find(':');
-    auto from = ParseSignal(std::string_view(spec).substr(0, colon));
-    auto to =
-        colon == std::string::npos ? std::nullopt : ParseSignal(std::string_view(spec).substr(colon + 1));
-    if (!from || !to) {
+    if (colon == std::string::npos) {
       return Fail(Kind::kUsage, "--signal-map " + Q(spec) + ": expected FROM:TO with signal names or numbers",
-                  "for example --signal-map TERM:QUIT");
+                  "for example --signal-map TERM:QUIT, or --signal-map HUP:0 to drop SIGHUP");
     }
+    auto from = MapSide(spec, std::string_view(spec).substr(0, colon), /*drop=*/false);
+    if (!from) return std::unexpected(from.error());
+    auto to = MapSide(spec, std::string_view(spec).substr(colon + 1), /*drop=*/true);
+    if (!to) return std::unexpected(to.error());
     if (*from == SIGKILL || *from == SIGSTOP || *from == SIGCHLD) {
       return Fail(Kind::kUsage,
                   "--signal-map " + Q(spec) + ": " + SignalName(*from) + " cannot be rewritten");

@@ -72,7 +72,7 @@ void CloseInheritedFds(std::vector<int> keep) {
 class Supervisor {
  public:
   Supervisor(const SuperviseOptions& options, int sfd, pid_t child, bool gave_tty)
-      : options_(options), sfd_(sfd), child_(child), gave_tty_(gave_tty) {}
+      : options_(options), sfd_(sfd), child_(child), gave_tty_(gave_tty), on_tty_(::isatty(STDIN_FILENO)) {}
 
   int Run() {
     for (;;) {
@@ -135,12 +135,32 @@ class Supervisor {
     }
     auto mapped = options_.signal_map.find(sig);
     int to = mapped == options_.signal_map.end() ? sig : mapped->second;
+    if (to == 0) {
+      log::Debug("dropped a signal (--signal-map)", {{"signal", SignalName(sig)}});
+      return;
+    }
     pid_t target = options_.signal_group ? -child_ : child_;
     if (::kill(target, to) < 0 && errno != ESRCH) {
       log::Warn("could not forward a signal", {{"signal", SignalName(to)}, {"error", std::strerror(errno)}});
     }
     log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
     if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true, Descendants(::getpid()));
+    if (on_tty_ && (to == SIGTSTP || to == SIGTTIN || to == SIGTTOU)) StopWithTheCommand();
+  }
+
+  // Shell job control: the command was asked to stop, so its parent stops
+  // too, and the shell sees the whole job stopped. SIGCONT wakes us whether
+  // blocked or not, and stays pending for the signalfd: it is forwarded like
+  // any other signal. A PID namespace's init cannot stop itself (the kernel
+  // drops SIGSTOP from inside the namespace); the command is stopped anyway.
+  void StopWithTheCommand() {
+    if (::getpid() == 1) {
+      log::Debug("as PID 1 agent-init cannot stop itself; the command was asked to stop");
+      return;
+    }
+    log::Debug("stopping with the command (job control)");
+    log::Flush();
+    ::kill(::getpid(), SIGSTOP);
   }
 
   // SIGTERM to every descendant, then SIGKILL after the grace period. When
@@ -198,6 +218,7 @@ class Supervisor {
   int sfd_;
   pid_t child_;
   bool gave_tty_;
+  bool on_tty_;  // job control applies only under a terminal
   std::optional<int> main_status_;
   std::optional<Clock::time_point> deadline_;
   std::optional<Clock::time_point> killed_at_;

@@ -16,7 +16,7 @@ namespace agent_init {
 struct SuperviseOptions {
   int grace_seconds = 10;         // from SIGTERM to SIGKILL for the remaining descendants
   bool signal_group = false;      // forward to the child's process group, not the child
-  std::map<int, int> signal_map;  // rewrite FROM -> TO before forwarding
+  std::map<int, int> signal_map;  // rewrite FROM -> TO before forwarding; TO 0 drops FROM
   std::vector<int> keep_fds;      // fds the supervisor keeps open (the volume lock)
 };
 

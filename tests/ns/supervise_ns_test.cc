@@ -29,6 +29,7 @@ TEST_P(SuperviseNs, Case) {
   f.name = "agent-init";
   f.pid1 = placement.pid1;
   f.agent_init = true;
+  f.drop_hup = {"--signal-map", "HUP:0"};
   f.workdir = t.path();
   f.prefix = {test::AgentInitBinary(), "--home", t / "home",    "--state", t / "state", "--method", "symlink",
               "--lock-timeout",        "5",      "--supervise", "--grace", "2",         "--"};

@@ -2,8 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "process/proc.h"
 
 namespace agent_init::test {
@@ -47,12 +53,6 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   pid_t p;
   while (in >> p) out.push_back(p);
   return out;
-}
-
-std::string ExeOf(pid_t pid) {
-  char buf[4096] = {};
-  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
 // Processes (host view) whose command line mentions `text`.
@@ -91,12 +91,32 @@ struct LaunchOptions {
 };
 
 struct Launched {
-  pid_t outer = -1;  // our child: the init, or unshare in front of it
-  pid_t init = -1;   // the init's pid as this test sees it
+  pid_t init = -1;  // our child, the init (PID 1 of its own namespace, or a subreaper)
+  UniqueFd pidfd;   // readable once the init exited: every wait is on this event
   std::string out, err;
   bool finished = false;
   int status = -1;
 };
+
+// Milliseconds left until `deadline`, for poll(2).
+int Left(Clock::time_point deadline) {
+  auto ms = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::max<long long>(ms, 0));
+}
+
+// Like fork, but the child is PID 1 of a new PID namespace with its own
+// /proc (unshare --pid --fork --mount-proc, without the process in between
+// whose child would have to be looked for).
+pid_t ForkInit(bool pid1) {
+  if (!pid1) return ::fork();
+  pid_t pid = static_cast<pid_t>(
+      ::syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+  if (pid == 0 && (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0 ||
+                   ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0)) {
+    ::_exit(125);
+  }
+  return pid;
+}
 
 Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, const LaunchOptions& o = {}) {
   Launched l;
@@ -105,9 +125,8 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
   l.out = base + ".out";
   l.err = base + ".err";
   std::vector<std::string> argv;
-  if (f.pid1) argv = {"/usr/bin/unshare", "--pid", "--fork", "--mount-proc"};
   if (o.ignore_chld || !o.ignore.empty() || !o.block.empty()) {
-    // Set right in front of the init (unshare would reset SIGCHLD).
+    // Set right in front of the init.
     auto list = [](std::vector<int> sigs) {
       std::string out;
       for (int s : sigs) out += (out.empty() ? "" : ",") + std::to_string(s);
@@ -119,7 +138,7 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
   }
   argv.insert(argv.end(), f.prefix.begin(), f.prefix.end());
   argv.insert(argv.end(), command.begin(), command.end());
-  pid_t pid = ::fork();
+  pid_t pid = ForkInit(f.pid1);
   if (pid == 0) {
     if (o.tty >= 0) {
       ::setsid();
@@ -157,41 +176,31 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
     ::execv(cargv[0], cargv.data());
     ::_exit(127);
   }
-  l.outer = pid;
   l.init = pid;
-  if (f.pid1) {
-    // The init is unshare's child once it has exec'd.
-    std::string exe = f.prefix.front();
-    for (int i = 0; i < 500; ++i) {
-      auto kids = ChildrenOf(pid);
-      if (!kids.empty() && ExeOf(kids.front()) == exe) {
-        l.init = kids.front();
-        break;
-      }
-      Pause(5);
-    }
-  }
+  l.pidfd = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   return l;
 }
 
-// Waits for the init to exit; kills everything after kHangMs and reports a hang.
+// True once the init has exited (not yet reaped), waiting up to timeout_ms.
+bool ExitsWithin(const Launched& l, int timeout_ms) {
+  struct pollfd p {
+    l.pidfd.get(), POLLIN, 0
+  };
+  return ::poll(&p, 1, timeout_ms) == 1;
+}
+
+// Waits for the init to exit; kills it after timeout_ms and reports a hang.
 int WaitExit(Launched& l, bool* hung = nullptr, int timeout_ms = kHangMs) {
   if (l.finished) return l.status;
-  auto deadline = Clock::now() + milliseconds(timeout_ms);
+  if (!ExitsWithin(l, timeout_ms)) {
+    if (hung) *hung = true;
+    ::kill(l.init, SIGKILL);
+  }
   int status = 0;
-  while (::waitpid(l.outer, &status, WNOHANG) == 0) {
-    if (Clock::now() > deadline) {
-      if (hung) *hung = true;
-      ::kill(l.init, SIGKILL);
-      ::kill(l.outer, SIGKILL);
-      ::waitpid(l.outer, &status, 0);
-      l.finished = true;
-      l.status = -1;
-      return -1;
-    }
-    Pause(2);
+  while (::waitpid(l.init, &status, 0) < 0 && errno == EINTR) {
   }
   l.finished = true;
+  if (hung && *hung) return l.status = -1;
   l.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return l.status;
 }
@@ -200,19 +209,47 @@ int WaitExit(Launched& l, bool* hung = nullptr, int timeout_ms = kHangMs) {
 void Cleanup(const InitFlavour& f, Launched& l) {
   if (!l.finished) {
     ::kill(l.init, SIGKILL);
-    ::kill(l.outer, SIGKILL);
     WaitExit(l, nullptr, 2000);
   }
   for (pid_t p : ProcessesMentioning(f.workdir)) ::kill(p, SIGKILL);
 }
 
-bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 5000) {
+// Waits until `cond`, which looks at files in `dir`, holds: re-checked on
+// every change inotify reports there, never on a timer.
+bool WaitFor(const std::string& dir, const std::function<bool()>& cond, int timeout_ms = 5000) {
   auto deadline = Clock::now() + milliseconds(timeout_ms);
-  while (Clock::now() < deadline) {
+  UniqueFd in(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  ::inotify_add_watch(in.get(), dir.c_str(), IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO);
+  for (;;) {
     if (cond()) return true;
-    Pause(2);
+    struct pollfd p {
+      in.get(), POLLIN, 0
+    };
+    if (::poll(&p, 1, Left(deadline)) <= 0) return cond();
+    char events[4096];
+    while (::read(in.get(), events, sizeof events) > 0) {
+    }
   }
-  return cond();
+}
+
+// Waits for a child of ours to stop (or continue, with WCONTINUED), on its
+// SIGCHLD; the state stays reportable (WNOWAIT). SIGCHLD must be blocked.
+bool WaitChildState(pid_t pid, int which, int timeout_ms) {
+  auto deadline = Clock::now() + milliseconds(timeout_ms);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, which | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+      return true;
+    int left = Left(deadline);
+    if (left == 0) return false;
+    struct timespec ts {
+      left / 1000, (left % 1000) * 1000000L
+    };
+    ::sigtimedwait(&chld, nullptr, &ts);
+  }
 }
 
 std::vector<std::string> Lines(const std::string& path) {
@@ -235,7 +272,7 @@ Launched StartRecorder(const InitFlavour& f, const std::string& file, std::vecto
   std::vector<std::string> cmd{Probe(), "record", file};
   cmd.insert(cmd.end(), extra.begin(), extra.end());
   Launched l = Launch(f, cmd, o);
-  WaitFor([&] { return Slurp(file).starts_with("ready\n"); });
+  WaitFor(f.workdir, [&] { return Slurp(file).starts_with("ready\n"); });
   return l;
 }
 
@@ -298,7 +335,8 @@ CaseResult ForwardsEachSignalOnce(const InitFlavour& f) {
   for (int s : sigs) {
     ::kill(l.init, s);
     ++expect_lines;
-    if (!WaitFor([&] { return Lines(file).size() >= expect_lines; }, 2000)) {
+    if (!WaitFor(
+            f.workdir, [&] { return Lines(file).size() >= expect_lines; }, 2000)) {
       missed += (missed.empty() ? "" : ",") + std::to_string(s);
       --expect_lines;
     }
@@ -325,8 +363,7 @@ CaseResult IgnoredTermKeepsRunning(const InitFlavour& f) {
   std::string file = f.workdir + "/term-ignored";
   Launched l = StartRecorder(f, file, {"--ignore", "TERM", "--exit-on", "USR1", "--exit-code", "5"});
   ::kill(l.init, SIGTERM);
-  Pause(1000);
-  bool init_alive = Alive(l.init);
+  bool init_alive = !ExitsWithin(l, 1000);
   ::kill(l.init, SIGUSR1);
   int got = WaitExit(l);
   Cleanup(f, l);
@@ -410,33 +447,90 @@ CaseResult GraceShutdown(const InitFlavour& f) {
   return Ok(detail);
 }
 
+// A pty whose slave end becomes the init's controlling terminal.
+struct Pty {
+  int master = -1;
+  int slave = -1;
+  Pty() {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || ::grantpt(master) < 0 || ::unlockpt(master) < 0) return;
+    slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+  }
+  ~Pty() {
+    if (slave >= 0) ::close(slave);
+    if (master >= 0) ::close(master);
+  }
+};
+
 CaseResult TtyJobControl(const InitFlavour& f) {
-  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  if (master < 0 || ::grantpt(master) < 0 || ::unlockpt(master) < 0) return Bad("no pty");
-  int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+  Pty pty;
+  if (pty.slave < 0) return Bad("no pty");
+  int master = pty.master;
   LaunchOptions o;
-  o.tty = slave;
+  o.tty = pty.slave;
   Launched l = Launch(f, {Probe(), "tty"}, o);
-  ::close(slave);
+  ::close(pty.slave);
+  pty.slave = -1;
   std::string seen;
   auto deadline = Clock::now() + milliseconds(5000);
-  ::fcntl(master, F_SETFL, O_NONBLOCK);
   while (seen.find("foreground") == std::string::npos ||
          seen.find('\n', seen.find("foreground")) == std::string::npos) {
+    struct pollfd p {
+      master, POLLIN, 0
+    };
+    if (::poll(&p, 1, Left(deadline)) <= 0) break;
     char buf[256];
     ssize_t n = ::read(master, buf, sizeof buf);
-    if (n > 0) seen.append(buf, static_cast<size_t>(n));
-    if (Clock::now() > deadline) break;
-    Pause(5);
+    if (n <= 0) break;
+    seen.append(buf, static_cast<size_t>(n));
   }
   bool fg = seen.find("foreground yes") != std::string::npos;
   (void)!::write(master, "\x03", 1);  // Ctrl-C
   int got = WaitExit(l, nullptr, 5000);
-  ::close(master);
   Cleanup(f, l);
   std::string detail =
       std::string("foreground: ") + (fg ? "yes" : "no") + ", Ctrl-C exit " + std::to_string(got);
   if (!fg || got != 130) return Bad(detail);
+  return Ok(detail);
+}
+
+// Under a terminal, SIGTSTP is forwarded and the init stops with the
+// command (dumb-init's job control); SIGCONT continues it and reaches the
+// command. A PID namespace's init cannot stop itself (the kernel drops
+// SIGSTOP sent from inside), so there only the forwarding is asked for.
+// Without a terminal nothing changes: forward_each_signal_once sends SIGTSTP
+// and needs the signals after it forwarded too.
+CaseResult TtyStopsWithTheCommand(const InitFlavour& f) {
+  Pty pty;
+  if (pty.slave < 0) return Bad("no pty");
+  std::string file = f.workdir + "/job";
+  LaunchOptions o;
+  o.tty = pty.slave;
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, &old);  // the init's stop is waited on as its SIGCHLD
+  Launched l = StartRecorder(f, file, {"--exit-on", "USR1"}, o);
+  auto has = [&](int sig) {
+    auto lines = Lines(file);
+    return std::find(lines.begin(), lines.end(), std::to_string(sig)) != lines.end();
+  };
+  ::kill(l.init, SIGTSTP);
+  bool forwarded = WaitFor(
+      f.workdir, [&] { return has(SIGTSTP); }, 2000);
+  bool stopped = !f.pid1 && WaitChildState(l.init, WSTOPPED, 2000);
+  ::kill(l.init, SIGCONT);
+  bool continued = WaitFor(
+      f.workdir, [&] { return has(SIGCONT); }, 2000);
+  ::kill(l.init, SIGUSR1);
+  int got = WaitExit(l, nullptr, 5000);
+  Cleanup(f, l);
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  std::string detail = std::string("SIGTSTP forwarded: ") + (forwarded ? "yes" : "no");
+  if (!f.pid1) detail += std::string(", init stopped: ") + (stopped ? "yes" : "no");
+  detail +=
+      std::string(", SIGCONT forwarded: ") + (continued ? "yes" : "no") + ", exit " + std::to_string(got);
+  if (!forwarded || (!f.pid1 && !stopped) || !continued || got != 0) return Bad(detail);
   return Ok(detail);
 }
 
@@ -448,7 +542,8 @@ CaseResult NoFdLeak(const InitFlavour& f) {
   // The child is ready once it runs, which may be before the init closed its
   // copies: a signal forwarded from the init's loop marks that it has.
   ::kill(l.init, SIGUSR2);
-  WaitFor([&] { return Slurp(file).find("\n" + std::to_string(SIGUSR2) + "\n") != std::string::npos; });
+  WaitFor(f.workdir,
+          [&] { return Slurp(file).find("\n" + std::to_string(SIGUSR2) + "\n") != std::string::npos; });
   std::set<std::string> init_fds, child_fds;
   auto list = [](pid_t p, std::set<std::string>& out) {
     DIR* d = ::opendir(("/proc/" + std::to_string(p) + "/fd").c_str());
@@ -485,6 +580,28 @@ CaseResult SignalMap(const InitFlavour& f) {
   return Ok("TERM arrived as QUIT");
 }
 
+// A signal rewritten to 0 is dropped: the command never sees it, and the
+// init keeps running.
+CaseResult SignalDropped(const InitFlavour& f) {
+  if (f.drop_hup.empty()) return NotApplicable("no way to drop a signal");
+  std::string file = f.workdir + "/dropped";
+  InitFlavour dropping = f;
+  dropping.prefix.insert(dropping.prefix.end() - 1, f.drop_hup.begin(), f.drop_hup.end());
+  Launched l = StartRecorder(dropping, file, {"--exit-on", "USR1", "--exit-code", "6"});
+  ::kill(l.init, SIGHUP);
+  ::kill(l.init, SIGUSR1);  // forwarded after SIGHUP would have been
+  int got = WaitExit(l);
+  auto lines = Lines(file);
+  Cleanup(f, l);
+  std::vector<std::string> want{"ready", std::to_string(SIGUSR1)};
+  if (got != 6 || lines != want) {
+    std::string seen;
+    for (auto& x : lines) seen += x + " ";
+    return Bad("received " + seen + "exit " + std::to_string(got));
+  }
+  return Ok("SIGHUP dropped, SIGUSR1 forwarded");
+}
+
 CaseResult SignalGroup(const InitFlavour& f) {
   if (!f.agent_init) return NotApplicable("tested for agent-init's --signal-group");
   InitFlavour grouped = f;
@@ -493,7 +610,7 @@ CaseResult SignalGroup(const InitFlavour& f) {
   Launched l = Launch(grouped, {"/bin/sh", "-c",
                                 Probe() + " record " + a + " --exit-on USR1 & exec " + Probe() + " record " +
                                     b + " --exit-on USR1"});
-  WaitFor([&] { return Slurp(a).starts_with("ready") && Slurp(b).starts_with("ready"); });
+  WaitFor(f.workdir, [&] { return Slurp(a).starts_with("ready") && Slurp(b).starts_with("ready"); });
   ::kill(l.init, SIGUSR1);
   int got = WaitExit(l);
   bool both = Lines(a).size() == 2 && Lines(b).size() == 2;
@@ -525,8 +642,12 @@ const std::vector<InitCase>& AllCases() {
       {"grace_shutdown",
        "after the command exits: TERM to descendants (setsid escapees too), KILL after grace", GraceShutdown},
       {"tty_job_control", "under a TTY the child is the foreground; Ctrl-C gives 130", TtyJobControl},
+      {"tty_stop", "under a TTY: SIGTSTP forwarded, init stops (not as PID 1), SIGCONT forwarded",
+       TtyStopsWithTheCommand},
       {"no_fd_leak", "init keeps no inherited fd after spawning; the child gets them", NoFdLeak},
       {"signal_map", "--signal-map TERM:QUIT rewrites before forwarding", SignalMap},
+      {"signal_drop", "a signal rewritten to 0 is dropped (--signal-map HUP:0, dumb-init --rewrite 1:0)",
+       SignalDropped},
       {"signal_group", "--signal-group signals the child's process group", SignalGroup},
   };
   return cases;

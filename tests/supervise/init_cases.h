@@ -15,10 +15,11 @@ namespace agent_init::test {
 /// How to start one init in front of a command.
 struct InitFlavour {
   std::string name;
-  std::vector<std::string> prefix;  // argv before the command
-  bool pid1 = false;                // in a fresh PID namespace (unshare --pid --fork --mount-proc)
-  bool agent_init = false;          // supports --signal-map and --grace
-  std::string workdir;              // a private temporary directory for the case
+  std::vector<std::string> prefix;    // argv before the command
+  bool pid1 = false;                  // PID 1 of a fresh PID namespace with its own /proc
+  bool agent_init = false;            // supports --signal-map and --grace
+  std::vector<std::string> drop_hup;  // options (before the prefix's last word) that drop SIGHUP, if any
+  std::string workdir;                // a private temporary directory for the case
 };
 
 struct CaseResult {

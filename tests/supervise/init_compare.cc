@@ -38,12 +38,17 @@ int main(int argc, char** argv) {
     std::vector<std::string> pid1;
     std::vector<std::string> subreaper;
     bool agent_init;
+    std::vector<std::string> drop_hup;
   };
   std::vector<Peer> peers{
-      {"agent-init", {argv[1]}, {argv[1]}, true},
-      {"tini-static 0.19", {"/usr/bin/tini-static", "--"}, {"/usr/bin/tini-static", "-s", "--"}, false},
-      {"dumb-init 1.2.5", {"/usr/bin/dumb-init", "--"}, {"/usr/bin/dumb-init", "--"}, false},
-      {"catatonit 0.1.7", {"/usr/bin/catatonit", "--"}, {"/usr/bin/catatonit", "--"}, false},
+      {"agent-init", {argv[1]}, {argv[1]}, true, {"--signal-map", "HUP:0"}},
+      {"tini-static 0.19", {"/usr/bin/tini-static", "--"}, {"/usr/bin/tini-static", "-s", "--"}, false, {}},
+      {"dumb-init 1.2.5",
+       {"/usr/bin/dumb-init", "--"},
+       {"/usr/bin/dumb-init", "--"},
+       false,
+       {"--rewrite", "1:0"}},
+      {"catatonit 0.1.7", {"/usr/bin/catatonit", "--"}, {"/usr/bin/catatonit", "--"}, false, {}},
   };
   std::printf("| case |");
   for (const auto& p : peers) std::printf(" %s (PID 1) | %s (subreaper) |", p.name.c_str(), p.name.c_str());
@@ -58,6 +63,7 @@ int main(int argc, char** argv) {
         f.name = p.name;
         f.pid1 = pid1;
         f.agent_init = p.agent_init;
+        f.drop_hup = p.drop_hup;
         f.workdir = MakeWorkdir();
         if (p.agent_init) {
           AgentHome(f.workdir);

@@ -176,6 +176,11 @@ TEST_F(CliHome, BadSignalMapIsAUsageErrorBeforeAnythingIsTouched) {
   EXPECT_FALSE(test::Exists(t_ / "state/run"));
   EXPECT_EQ(AgentInit(With({"--signal-map", "KILL:TERM", "prepare"})).status, 64);
   EXPECT_EQ(AgentInit(With({"prepare"}), {"AGENT_INIT_SIGNAL_MAP=TERM:QUIT,HUP:RTMIN+3"}).status, 0);
+  EXPECT_EQ(AgentInit(With({"prepare"}), {"AGENT_INIT_SIGNAL_MAP=HUP:0,WINCH:IGN"}).status, 0);
+  RunResult reserved = AgentInit(With({"--supervise", "--signal-map", "32:TERM", "--", "/bin/true"}));
+  EXPECT_EQ(reserved.status, 64);
+  EXPECT_TRUE(Contains(reserved.err, "32 is reserved by the C library")) << reserved.err;
+  EXPECT_TRUE(Contains(reserved.err, "1-31 and SIGRTMIN..SIGRTMAX")) << reserved.err;
 }
 
 TEST_F(CliHome, DoubleDashSeparatesAModeNamedCommand) {

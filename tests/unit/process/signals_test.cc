@@ -19,6 +19,8 @@ TEST(Signals, ParsesNamesNumbersAndRealtime) {
   EXPECT_EQ(ParseSignal("RTMIN"), SIGRTMIN);
   EXPECT_FALSE(ParseSignal("0"));
   EXPECT_FALSE(ParseSignal("65"));
+  EXPECT_FALSE(ParseSignal("32"));
+  EXPECT_FALSE(ParseSignal("33"));
   EXPECT_FALSE(ParseSignal("RTMAX+1"));
   EXPECT_FALSE(ParseSignal("NOPE"));
   EXPECT_FALSE(ParseSignal(""));
@@ -36,6 +38,36 @@ TEST(Signals, SignalMap) {
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(ExitCodeFor(r.error().kind), 64);
   }
+}
+
+TEST(Signals, SignalMapDropsWithZeroOrIgn) {
+  auto m = ParseSignalMap({"HUP:0", "winch:ign", "USR2:SIG_IGN"});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->at(SIGHUP), 0);
+  EXPECT_EQ(m->at(SIGWINCH), 0);
+  EXPECT_EQ(m->at(SIGUSR2), 0);
+  auto r = ParseSignalMap({"0:TERM"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().msg.find("0 (drop) is a TO only"), std::string::npos) << r.error().msg;
+  EXPECT_FALSE(ParseSignalMap({"IGN:TERM"}));
+}
+
+// glibc keeps 32 and 33 for its threads (SIGRTMIN is 34): refused, with the
+// valid range in the hint.
+TEST(Signals, SignalMapRefusesTheCLibrarysSignals) {
+  for (const char* bad : {"32:TERM", "TERM:33"}) {
+    auto r = ParseSignalMap({bad});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(ExitCodeFor(r.error().kind), 64);
+    EXPECT_NE(r.error().msg.find("reserved by the C library"), std::string::npos) << r.error().msg;
+    EXPECT_NE(r.error().hint.find("1-31 and SIGRTMIN..SIGRTMAX (" + std::to_string(SIGRTMIN) + "-" +
+                                  std::to_string(SIGRTMAX) + ")"),
+              std::string::npos)
+        << r.error().hint;
+  }
+  auto ok = ParseSignalMap({"31:" + std::to_string(SIGRTMIN), std::to_string(SIGRTMAX) + ":1"});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->at(31), SIGRTMIN);
 }
 
 TEST(Proc, ParsesStatWithAwkwardCommandNames) {
