@@ -19,7 +19,7 @@ constexpr long kSetgroups = SYS_setgroups32, kSetgid = SYS_setgid32, kSetuid = S
 constexpr long kSetgroups = SYS_setgroups, kSetgid = SYS_setgid, kSetuid = SYS_setuid;
 #endif
 
-std::string Ids(const Credentials& c) { return std::to_string(c.uid) + ":" + std::to_string(c.gid); }
+std::string UidGid(const Credentials& c) { return std::to_string(c.uid) + ":" + std::to_string(c.gid); }
 
 bool RunsAs(const Credentials& c) noexcept {
   uid_t ruid, euid, suid;
@@ -66,7 +66,7 @@ Result<void> RefuseSetuidStart() {
 Result<void> CheckCanSwitch(const Credentials& c) {
   if (RunsAs(c) || ::geteuid() == 0) return {};
   return Fail(Kind::kDenied,
-              "--user " + Ids(c) + ": agent-init runs as uid " + std::to_string(::geteuid()) +
+              "--user " + UidGid(c) + ": agent-init runs as uid " + std::to_string(::geteuid()) +
                   " and cannot switch users",
               "run agent-init as root (it drops to the user itself), or drop --user");
 }
@@ -96,22 +96,22 @@ Error SwitchFailure(const Credentials& c, SwitchOutcome outcome) {
   const Kind kind = SwitchFailureKind(outcome);
   switch (outcome.failed) {
     case SwitchStep::kSetgroups:
-      return MakeError(kind, outcome.err, "setgroups for --user " + Ids(c));
+      return MakeError(kind, outcome.err, "setgroups for --user " + UidGid(c));
     case SwitchStep::kSetgid:
       return MakeError(kind, outcome.err, "setgid " + std::to_string(c.gid));
     case SwitchStep::kSetuid:
       return MakeError(kind, outcome.err, "setuid " + std::to_string(c.uid));
     case SwitchStep::kIdsLeft:
       return MakeError(kind, 0,
-                       "--user " + Ids(c) + ": the switch did not take effect; refusing to run the agent");
+                       "--user " + UidGid(c) + ": the switch did not take effect; refusing to run the agent");
     case SwitchStep::kCapabilitiesLeft:
       return MakeError(
-          kind, 0, "--user " + Ids(c) + ": capabilities are left after the switch; refusing to run the agent",
+          kind, 0, "--user " + UidGid(c) + ": capabilities are left after the switch; refusing to run the agent",
           "is agent-init running with SECBIT_KEEP_CAPS or a securebits lock?");
     case SwitchStep::kDone:
       break;
   }
-  return MakeError(kind, 0, "--user " + Ids(c) + ": the switch was reported as failed without a cause");
+  return MakeError(kind, 0, "--user " + UidGid(c) + ": the switch was reported as failed without a cause");
 }
 
 std::optional<std::string> HomeToSet(const Credentials& c) {

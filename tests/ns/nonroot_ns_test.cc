@@ -21,7 +21,7 @@ using test::Contains;
 using test::RunAsUser;
 using test::RunResult;
 
-constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
+using test::kVh;
 const RunAsUser kAgent{1000, 1000, {1000}};
 const RunAsUser kAgentInGroup0{1000, 1000, {1000, 0}};
 const RunAsUser kOpenShift{1000570000, 0, {0}};

@@ -22,7 +22,7 @@ namespace {
 
 using test::InMountNamespace;
 
-constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
+using test::kVh;
 
 class PersistNs : public ::testing::Test {
  protected:

@@ -27,7 +27,7 @@ using test::Contains;
 using test::InMountNamespace;
 using test::RunResult;
 
-constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
+using test::kVh;
 
 constexpr const char* kPasswd =
     "root:x:0:0:root:/root:/bin/sh\n"

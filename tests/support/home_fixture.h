@@ -29,6 +29,9 @@ class HomeFixture {
   std::string home_;
 };
 
+/// The 7.11.1 image's versioned home, relative to a test's directory.
+inline constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
+
 /// The 7.11.1 image: data/elastic-agent-9b2fec/{elastic-agent,downloads,install,run},
 /// the home symlink to it and .build_hash.txt.
 HomeFixture Make711Home(const std::string& home);
