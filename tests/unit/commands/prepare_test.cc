@@ -66,7 +66,7 @@ TEST_F(PrepareTest, BindPermittedBinds) {
 }
 
 TEST_F(PrepareTest, UserGetsTheRunDirectoryAndTheBookkeeping) {
-  Credentials agent{4242, 4343, {4343}, "/home/agent"};
+  Credentials agent{4242, 4343, {4343}, "agent", "/home/agent"};
   auto r = Run(agent);
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_TRUE(ops_.Chowned(t_ / "state/run", 4242, 4343));
