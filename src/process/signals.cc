@@ -78,14 +78,16 @@ namespace {
 Result<int> MapSide(const std::string& spec, std::string_view text, bool drop) {
   std::string upper;
   for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-  if (drop && (upper == "0" || upper == "IGN" || upper == "SIG_IGN")) return 0;
-  if (auto sig = ParseSignal(text)) return *sig;
-  std::string why = "expected FROM:TO with signal names or numbers";
   auto n = ParseNumber(text);
+  if (drop && ((n && *n == 0) || upper == "IGN" || upper == "SIG_IGN")) return 0;
+  if (auto sig = ParseSignal(text)) return *sig;
+  std::string why = Q(std::string(text)) + " is not a signal name or number";
   if (n && *n > 31 && *n < SIGRTMIN) {
     why = std::to_string(*n) + " is reserved by the C library for its threads";
   } else if (n && *n == 0) {
     why = "0 (drop) is a TO only";
+  } else if (text.empty()) {
+    why = std::string(drop ? "TO" : "FROM") + " is empty";
   }
   return Fail(Kind::kUsage, "--signal-map " + Q(spec) + ": " + why,
               "signals are 1-31 and SIGRTMIN..SIGRTMAX (" + std::to_string(SIGRTMIN) + "-" +

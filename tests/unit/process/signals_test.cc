@@ -50,6 +50,13 @@ TEST(Signals, SignalMapDropsWithZeroOrIgn) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().msg.find("0 (drop) is a TO only"), std::string::npos) << r.error().msg;
   EXPECT_FALSE(ParseSignalMap({"IGN:TERM"}));
+  auto zeros = ParseSignalMap({"TERM:00"});
+  ASSERT_TRUE(zeros);
+  EXPECT_EQ(zeros->at(SIGTERM), 0);
+  auto big = ParseSignalMap({"TERM:65"});
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().msg.find("`65` is not a signal name or number"), std::string::npos)
+      << big.error().msg;
 }
 
 // glibc keeps 32 and 33 for its threads (SIGRTMIN is 34): refused, with the
