@@ -70,12 +70,8 @@ int Report(const Error& e) {
 }
 
 int UsageError(const std::string& msg, const std::string& hint = {}) {
-  if (!hint.empty()) {
-    std::fprintf(stderr, "agent-init: %s\n  %s\nRun 'agent-init --help' for usage.\n", msg.c_str(),
-                 hint.c_str());
-  } else {
-    std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", msg.c_str());
-  }
+  std::string text = hint.empty() ? msg : msg + "\n  " + hint;
+  std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", text.c_str());
   return agent_init::ExitCodeFor(Kind::kUsage);
 }
 

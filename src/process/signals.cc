@@ -22,6 +22,12 @@ constexpr Named kSignals[] = {
     {"SYS", SIGSYS},
 };
 
+std::string Upper(std::string_view text) {
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  return upper;
+}
+
 std::optional<int> ParseNumber(std::string_view s) {
   if (s.empty() || s.size() > 3) return std::nullopt;
   int v = 0;
@@ -40,8 +46,7 @@ std::optional<int> ParseSignal(std::string_view text) {
     if ((*n >= 1 && *n <= 31) || (*n >= SIGRTMIN && *n <= SIGRTMAX)) return n;
     return std::nullopt;
   }
-  std::string upper;
-  for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  std::string upper = Upper(text);
   std::string_view s = upper;
   if (s.starts_with("SIG")) s.remove_prefix(3);
   for (const auto& n : kSignals) {
@@ -76,8 +81,7 @@ namespace {
 
 // One side of FROM:TO; `drop` admits 0 and IGN (TO only).
 Result<int> MapSide(const std::string& spec, std::string_view text, bool drop) {
-  std::string upper;
-  for (char c : text) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  std::string upper = Upper(text);
   auto n = ParseNumber(text);
   if (drop && ((n && *n == 0) || upper == "IGN" || upper == "SIG_IGN")) return 0;
   if (auto sig = ParseSignal(text)) return *sig;

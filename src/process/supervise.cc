@@ -71,8 +71,8 @@ void CloseInheritedFds(std::vector<int> keep) {
 
 class Supervisor {
  public:
-  Supervisor(const SuperviseOptions& options, int sfd, pid_t child, bool gave_tty)
-      : options_(options), sfd_(sfd), child_(child), gave_tty_(gave_tty), on_tty_(::isatty(STDIN_FILENO)) {}
+  Supervisor(const SuperviseOptions& options, int sfd, pid_t child, bool on_tty, bool gave_tty)
+      : options_(options), sfd_(sfd), child_(child), on_tty_(on_tty), gave_tty_(gave_tty) {}
 
   int Run() {
     for (;;) {
@@ -217,8 +217,8 @@ class Supervisor {
   const SuperviseOptions& options_;
   int sfd_;
   pid_t child_;
-  bool gave_tty_;
   bool on_tty_;  // job control applies only under a terminal
+  bool gave_tty_;
   std::optional<int> main_status_;
   std::optional<Clock::time_point> deadline_;
   std::optional<Clock::time_point> killed_at_;
@@ -256,7 +256,8 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
               {{"error", std::strerror(errno)}});
   }
   // Hand the terminal to the command only when we are in its foreground.
-  bool take_tty = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  const bool on_tty = ::isatty(STDIN_FILENO);
+  bool take_tty = on_tty && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   log::Flush();
   auto spawned = Spawn(
       {.argv = argv, .user = user, .mask = in.mask, .chld_ignored = in.chld_ignored, .take_tty = take_tty});
@@ -283,7 +284,7 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
   keep.push_back(sfd.get());
   CloseInheritedFds(keep);
   log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
-  return Supervisor(options, sfd.get(), child, take_tty).Run();
+  return Supervisor(options, sfd.get(), child, on_tty, take_tty).Run();
 }
 
 }  // namespace agent_init

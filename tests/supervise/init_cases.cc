@@ -256,16 +256,17 @@ bool WaitFor(const std::string& dir, const std::function<bool()>& cond, int time
   }
 }
 
-// Waits for a child of ours to stop (or continue, with WCONTINUED), on its
-// SIGCHLD; the state stays reportable (WNOWAIT). SIGCHLD must be blocked.
-bool WaitChildState(pid_t pid, int which, int timeout_ms) {
+// Waits for a child of ours to stop, on its SIGCHLD (which must be
+// blocked); the stop stays reportable (WNOWAIT).
+bool WaitStopped(pid_t pid, int timeout_ms) {
   auto deadline = Clock::now() + milliseconds(timeout_ms);
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   for (;;) {
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, which | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid)
       return true;
     int left = Left(deadline);
     if (left == 0) return false;
@@ -547,7 +548,7 @@ CaseResult TtyStopsWithTheCommand(const InitFlavour& f) {
   ::kill(l.init, SIGTSTP);
   bool forwarded = WaitFor(
       f.workdir, [&] { return has(SIGTSTP); }, 2000);
-  bool stopped = !f.pid1 && WaitChildState(l.init, WSTOPPED, 2000);
+  bool stopped = !f.pid1 && WaitStopped(l.init, 2000);
   ::kill(l.init, SIGCONT);
   bool continued = WaitFor(
       f.workdir, [&] { return has(SIGCONT); }, 2000);
