@@ -90,7 +90,9 @@ class Supervisor {
       if (deadline_ && Clock::now() >= *deadline_) OnDeadline();
       if (main_status_ && Settle()) break;
     }
-    if (gave_tty_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    // The terminal comes back only from the command's group: after `bg` it
+    // belongs to the shell.
+    if (gave_tty_ && ::tcgetpgrp(STDIN_FILENO) == child_) ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
     return ExitCodeOf(*main_status_);
   }
 
@@ -115,17 +117,36 @@ class Supervisor {
   }
 
   // Every exited child, orphans included, as it exits: SIGCHLD is not
-  // queued, so one notification may stand for a burst of exits.
+  // queued, so one notification may stand for a burst of exits. Stops are
+  // reported too (WUNTRACED): the command's, for job control.
   void Reap() {
     int status = 0;
     pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      if (pid == child_ && !main_status_) {
-        main_status_ = status;
-        log::Info("the command exited",
-                  {{"pid", std::to_string(pid)}, {"status", std::to_string(ExitCodeOf(status))}});
+    while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+      if (pid != child_ || main_status_) continue;
+      if (WIFSTOPPED(status)) {
+        OnCommandStopped(WSTOPSIG(status));
+        continue;
       }
+      main_status_ = status;
+      log::Info("the command exited",
+                {{"pid", std::to_string(pid)}, {"status", std::to_string(ExitCodeOf(status))}});
     }
+  }
+
+  // Under a terminal the command stopped (Ctrl-Z reached its foreground
+  // group, it read the terminal from the background, or it was sent a stop
+  // signal): agent-init stops with it, so that the shell sees the whole job
+  // stopped. A stop agent-init asked for itself, and already followed, is
+  // not followed twice.
+  void OnCommandStopped(int sig) {
+    log::Debug("the command stopped", {{"signal", SignalName(sig)}});
+    if (!on_tty_) return;
+    if (followed_own_stop_) {
+      followed_own_stop_ = false;
+      return;
+    }
+    StopWithTheCommand();
   }
 
   void Forward(int sig) {
@@ -133,6 +154,7 @@ class Supervisor {
       log::Debug("signal arrived after the command exited; not forwarded", {{"signal", SignalName(sig)}});
       return;
     }
+    if (sig == SIGCONT) OnContinued();
     auto mapped = options_.signal_map.find(sig);
     int to = mapped == options_.signal_map.end() ? sig : mapped->second;
     if (to == 0) {
@@ -145,22 +167,46 @@ class Supervisor {
     }
     log::Debug("forwarded a signal", {{"signal", SignalName(sig)}, {"as", SignalName(to)}});
     if (sig == SIGTERM) TermDescendants(/*spare_signalled=*/true, Descendants(::getpid()));
-    if (on_tty_ && (to == SIGTSTP || to == SIGTTIN || to == SIGTTOU)) StopWithTheCommand();
+    if (on_tty_ && IsStopSignal(to) && StopWithTheCommand()) followed_own_stop_ = true;
   }
 
-  // Shell job control: the command was asked to stop, so its parent stops
-  // too, and the shell sees the whole job stopped. SIGCONT wakes us whether
-  // blocked or not, and stays pending for the signalfd: it is forwarded like
-  // any other signal. A PID namespace's init cannot stop itself (the kernel
-  // drops SIGSTOP from inside the namespace); the command is stopped anyway.
-  void StopWithTheCommand() {
+  static bool IsStopSignal(int sig) {
+    return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGSTOP;
+  }
+
+  // Shell job control: the command was asked to stop, or stopped, so its
+  // parent stops too, and the shell sees the whole job stopped. SIGCONT
+  // wakes us whether blocked or not, and stays pending for the signalfd: it
+  // is forwarded like any other signal. A PID namespace's init cannot stop
+  // itself (the kernel drops SIGSTOP from inside the namespace); the command
+  // is stopped anyway. True when agent-init stopped (and was continued).
+  bool StopWithTheCommand() {
     if (::getpid() == 1) {
-      log::Debug("as PID 1 agent-init cannot stop itself; the command was asked to stop");
-      return;
+      log::Debug("as PID 1 agent-init cannot stop itself; the command stopped alone");
+      return false;
+    }
+    // A stop signal discards a pending SIGCONT: one already here means the
+    // job was continued before agent-init could stop.
+    sigset_t pending;
+    if (::sigpending(&pending) == 0 && ::sigismember(&pending, SIGCONT) == 1) {
+      log::Debug("continued before stopping with the command");
+      return false;
     }
     log::Debug("stopping with the command (job control)");
     log::Flush();
     ::kill(::getpid(), SIGSTOP);
+    return true;
+  }
+
+  // SIGCONT: after `fg` the shell gave the terminal to agent-init's group;
+  // the command had it, and gets it back before it continues. After `bg`
+  // the shell keeps it.
+  void OnContinued() {
+    followed_own_stop_ = false;
+    if (!gave_tty_ || ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
+    pid_t group = ::getpgid(child_);
+    if (group > 0 && ::tcsetpgrp(STDIN_FILENO, group) < 0)
+      log::Warn("could not give the terminal back to the command", {{"error", std::strerror(errno)}});
   }
 
   // SIGTERM to every descendant, then SIGKILL after the grace period. When
@@ -219,6 +265,7 @@ class Supervisor {
   pid_t child_;
   bool on_tty_;  // job control applies only under a terminal
   bool gave_tty_;
+  bool followed_own_stop_ = false;  // stopped after forwarding a stop: the command's report is no news
   std::optional<int> main_status_;
   std::optional<Clock::time_point> deadline_;
   std::optional<Clock::time_point> killed_at_;

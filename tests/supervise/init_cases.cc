@@ -88,6 +88,7 @@ struct LaunchOptions {
   std::vector<int> block;
   bool extra_fd = false;  // an inherited fd 9 the init should not keep
   int tty = -1;           // a pty slave to make the controlling terminal
+  std::string shell;      // with tty: a job-control shell's stand-in runs the init, reporting here
 };
 
 struct Launched {
@@ -125,6 +126,7 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
   l.out = base + ".out";
   l.err = base + ".err";
   std::vector<std::string> argv;
+  if (!o.shell.empty()) argv.insert(argv.end(), {SigprobePath(), "shell", o.shell, "--"});
   if (o.ignore_chld || !o.ignore.empty() || !o.block.empty()) {
     // Set right in front of the init.
     auto list = [](std::vector<int> sigs) {
@@ -540,7 +542,7 @@ CaseResult TtyStopsWithTheCommand(const InitFlavour& f) {
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   ::sigprocmask(SIG_BLOCK, &chld, &old);  // the init's stop is waited on as its SIGCHLD
-  Launched l = StartRecorder(f, file, {"--exit-on", "USR1"}, o);
+  Launched l = StartRecorder(f, file, {"--stop-on", "TSTP", "--exit-on", "USR1"}, o);
   auto has = [&](int sig) {
     auto lines = Lines(file);
     return std::find(lines.begin(), lines.end(), std::to_string(sig)) != lines.end();
@@ -561,6 +563,68 @@ CaseResult TtyStopsWithTheCommand(const InitFlavour& f) {
   detail +=
       std::string(", SIGCONT forwarded: ") + (continued ? "yes" : "no") + ", exit " + std::to_string(got);
   if (!forwarded || (!f.pid1 && !stopped) || !continued || got != 0) return Bad(detail);
+  return Ok(detail);
+}
+
+// Job control as a shell does it: the init is the terminal's foreground
+// job under a shell, and hands the terminal on to the command. Ctrl-Z
+// reaches the command, which stops (as an editor does once it restored the
+// terminal); the init stops with it, so the shell sees the job stopped and
+// takes the terminal. `fg` gives the terminal to the init's group and
+// continues it; the command must get the terminal back before it runs on.
+// A PID namespace's init cannot stop itself, and no shell runs in front of
+// it (`podman run -it`): there Ctrl-Z stops the command alone, and SIGCONT
+// sent to the init continues it.
+CaseResult CtrlZ(const InitFlavour& f) {
+  const bool shell = !f.pid1;
+  Pty pty;
+  if (pty.slave < 0) return Bad("no pty");
+  std::string rec = f.workdir + "/ctrlz", job = f.workdir + "/shell";
+  LaunchOptions o;
+  o.tty = pty.slave;
+  if (shell) o.shell = job;
+  Launched l = StartRecorder(f, rec, {"--stop-on", "TSTP", "--exit-on", "USR1"}, o);
+  ::close(pty.slave);
+  pty.slave = -1;
+  auto has = [](const std::string& file, const std::string& line) {
+    auto lines = Lines(file);
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  auto foreground = [&] {
+    pid_t group = -1;
+    return ::ioctl(pty.master, TIOCGPGRP, &group) == 0 ? group : -1;
+  };
+  pid_t init = l.init;
+  if (shell) {
+    init = -1;
+    WaitFor(f.workdir, [&] { return Slurp(job).starts_with("job "); });
+    auto lines = Lines(job);
+    if (!lines.empty() && lines[0].starts_with("job ")) init = std::stoi(lines[0].substr(4));
+  }
+  auto kids = init > 0 ? ChildrenOf(init) : std::vector<pid_t>{};
+  pid_t command_group = kids.empty() ? -1 : ::getpgid(kids.front());
+  bool command_fg = command_group > 0 && foreground() == command_group;
+  (void)!::write(pty.master, "\x1a", 1);  // Ctrl-Z
+  bool command_stopped = WaitFor(
+      f.workdir, [&] { return has(rec, std::to_string(SIGTSTP)); }, 2000);
+  bool job_stopped =
+      !shell || WaitFor(
+                    f.workdir, [&] { return Slurp(job).find("stopped ") != std::string::npos; }, 2000);
+  ::kill(l.init, shell ? SIGUSR1 : SIGCONT);  // the shell's fg, or the operator's kill -CONT
+  bool continued = WaitFor(
+      f.workdir, [&] { return has(rec, std::to_string(SIGCONT)); }, 2000);
+  bool fg_again = command_group > 0 && foreground() == command_group;
+  if (init > 0) ::kill(init, SIGUSR1);
+  int got = WaitExit(l, nullptr, 5000);
+  Cleanup(f, l);
+  std::string detail = std::string("command in the foreground: ") + (command_fg ? "yes" : "no") +
+                       ", Ctrl-Z stopped the command: " + (command_stopped ? "yes" : "no");
+  if (shell) detail += std::string(", the shell saw the job stop: ") + (job_stopped ? "yes" : "no");
+  detail += std::string(shell ? ", after fg" : ", after SIGCONT") +
+            " the command ran on: " + (continued ? "yes" : "no") +
+            ", in the foreground: " + (fg_again ? "yes" : "no") + ", exit " + std::to_string(got);
+  if (!command_fg || !command_stopped || !job_stopped || !continued || !fg_again || got != 0)
+    return Bad(detail);
   return Ok(detail);
 }
 
@@ -674,6 +738,10 @@ const std::vector<InitCase>& AllCases() {
       {"tty_job_control", "under a TTY the child is the foreground; Ctrl-C gives 130", TtyJobControl},
       {"tty_stop", "under a TTY: SIGTSTP forwarded, init stops (not as PID 1), SIGCONT forwarded",
        TtyStopsWithTheCommand},
+      {"tty_ctrl_z",
+       "Ctrl-Z stops the command; under a shell the init stops too (not as PID 1), fg gives the command "
+       "the terminal back",
+       CtrlZ},
       {"no_fd_leak", "init keeps no inherited fd after spawning; the child gets them", NoFdLeak},
       {"signal_map", "--signal-map TERM:QUIT rewrites before forwarding", SignalMap},
       {"signal_drop", "a signal rewritten to 0 is dropped (--signal-map HUP:0, dumb-init --rewrite 1:0)",
