@@ -37,7 +37,33 @@ Result<void> RemoveNode(int dirfd, const std::string& name, const std::string& s
   return {};
 }
 
+Result<std::uint64_t> SpaceOf(int dirfd, const std::string& name, const std::string& shown, int depth) {
+  struct stat st;
+  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (errno == ENOENT) return 0;
+    return SysFail(errno, "stat " + Q(shown));
+  }
+  std::uint64_t total = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  if (!S_ISDIR(st.st_mode)) return total;
+  if (auto deep = CheckTreeDepth(depth, "measure", shown); !deep) return std::unexpected(deep.error());
+  int fd = ::openat(dirfd, name.c_str(), kDirNoFollow);
+  if (fd < 0) return std::unexpected(RefusalFor(errno, dirfd, name, shown));
+  Dir d(UniqueFd(fd), shown);
+  auto entries = d.List();
+  if (!entries) return std::unexpected(entries.error());
+  for (const auto& e : *entries) {
+    auto below = SpaceOf(d.fd(), e.name, d.PathOf(e.name), depth + 1);
+    if (!below) return below;
+    total += *below;
+  }
+  return total;
+}
+
 }  // namespace
+
+Result<std::uint64_t> SpaceUsed(const Dir& dir, const std::string& name) {
+  return SpaceOf(dir.fd(), name, dir.PathOf(name), 0);
+}
 
 Result<void> CheckTreeDepth(int depth, std::string_view verb, const std::string& path) {
   if (depth < kMaxTreeDepth) return {};
@@ -76,6 +102,44 @@ Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& 
     if (std::memcmp(ba.data(), bb.data(), static_cast<size_t>(na)) != 0) return false;
   }
 }
+
+namespace {
+
+Result<bool> SameTreeAt(const Dir& a, const Dir& b, int depth) {
+  if (auto deep = CheckTreeDepth(depth, "compare", a.path()); !deep) return std::unexpected(deep.error());
+  auto ea = a.List();
+  if (!ea) return std::unexpected(ea.error());
+  auto eb = b.List();
+  if (!eb) return std::unexpected(eb.error());
+  if (ea->size() != eb->size()) return false;
+  for (const auto& e : *ea) {
+    auto sa = a.Stat(e.name);
+    if (!sa) return std::unexpected(sa.error());
+    auto sb = b.Stat(e.name);
+    if (!sb) return std::unexpected(sb.error());
+    if (!*sa || !*sb) return false;
+    const mode_t type = (*sa)->stx_mode & S_IFMT;
+    if (type != ((*sb)->stx_mode & S_IFMT)) return false;
+    Result<bool> same = true;
+    if (type == S_IFREG) {
+      same = SameFileContent(a, e.name, b, e.name);
+    } else if (type == S_IFLNK) {
+      same = a.ReadLink(e.name) == b.ReadLink(e.name);
+    } else if (type == S_IFDIR) {
+      auto da = a.OpenSub(e.name);
+      if (!da) return std::unexpected(da.error());
+      auto db = b.OpenSub(e.name);
+      if (!db) return std::unexpected(db.error());
+      same = SameTreeAt(*da, *db, depth + 1);
+    }
+    if (!same || !*same) return same;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> SameTree(const Dir& a, const Dir& b) { return SameTreeAt(a, b, 0); }
 
 Result<void> SyncFilesystem(const Dir& dir) {
   if (::syncfs(dir.fd()) < 0) return SysFail(errno, "sync filesystem of " + Q(dir.path()));

@@ -40,9 +40,18 @@ Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, 
 /// it. Symlinks are removed, never followed. A missing entry is not an error.
 Result<void> RemoveEntry(const Dir& dir, const std::string& name);
 
+/// The space the entry `name` of `dir` and everything below it take on
+/// disk (allocated blocks, so holes count for nothing), never following a
+/// symlink: what a copy of it needs.
+Result<std::uint64_t> SpaceUsed(const Dir& dir, const std::string& name);
+
 /// True when the regular files `a` in `dir_a` and `b` in `dir_b` have the
 /// same size and bytes.
 Result<bool> SameFileContent(const Dir& dir_a, const std::string& a, const Dir& dir_b, const std::string& b);
+
+/// True when the trees `a` and `b` hold the same names, types, file bytes
+/// and symlink targets (modes, owners and times aside), followed nowhere.
+Result<bool> SameTree(const Dir& a, const Dir& b);
 
 /// syncfs(2) on the filesystem that holds `dir`: one call that makes every
 /// copy written there durable before a rename publishes it.

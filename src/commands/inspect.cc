@@ -2,6 +2,7 @@
 
 #include "base/mount_table.h"
 #include "image/image.h"
+#include "volume/layout_transition.h"
 #include "volume/names.h"
 #include "volume/placement.h"
 #include "volume/state_path.h"
@@ -131,6 +132,34 @@ void InspectRunLayout(const Dir& vh, const Dir* state_run, InspectReport& r) {
   }
 }
 
+// The layout that last used the volume, and what a start in this one would
+// carry over (a conflict is a problem: prepare stops there).
+void InspectLayoutChange(const Volume& volume, InspectReport& r) {
+  auto plan = PlanLayoutTransition(volume, r.layout.layout);
+  if (!plan) {
+    AddProblem(r, "state-unsafe", volume.BookkeepingPath(names::kLayoutRecord), plan.error());
+    return;
+  }
+  if (plan->last) r.last_layout = std::string(LayoutName(*plan->last));
+  const std::string from = volume.dir().PathOf(Volume::RunRel(plan->from));
+  const std::string to = volume.dir().PathOf(Volume::RunRel(plan->to));
+  switch (plan->what) {
+    case LayoutTransition::What::kNone:
+      return;
+    case LayoutTransition::What::kMove:
+      r.layout_change = "moves " + Q(from) + " (" + std::to_string(plan->entries) + " entries) to " + Q(to) +
+                        ", after a snapshot";
+      return;
+    case LayoutTransition::What::kIdentical:
+      r.layout_change = "removes " + Q(from) + ", which holds the same state as " + Q(to);
+      return;
+    case LayoutTransition::What::kConflict:
+      r.layout_change = "none: both " + Q(from) + " and " + Q(to) + " hold state, and it differs";
+      AddProblem(r, "layout-conflict", from, LayoutConflict(volume, *plan));
+      return;
+  }
+}
+
 // Where the agent executes from, with the mount of each place.
 void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
   auto table = MountTable::Read();
@@ -175,7 +204,10 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
   } else {
     InspectRunLayout(image.vh, state_run ? &*state_run : nullptr, r);
   }
-  if (volume) InspectPlaces(image, *volume, r);
+  if (volume) {
+    InspectLayoutChange(*volume, r);
+    InspectPlaces(image, *volume, r);
+  }
   return r;
 }
 

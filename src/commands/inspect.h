@@ -34,6 +34,8 @@ struct InspectReport {
   std::optional<History> history;
   std::vector<SnapshotInfo> snapshots;
   std::optional<std::string> pending_change;  // an unfinished journal entry
+  std::optional<std::string> last_layout;     // the layout that last used the volume, when recorded
+  std::optional<std::string> layout_change;   // what prepare would carry over to this layout
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
 };

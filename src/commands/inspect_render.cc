@@ -96,6 +96,14 @@ std::string RenderJson(const InspectReport& r) {
     j.String(*r.pending_change);
   else
     j.Null();
+  for (auto [key, value] :
+       {std::pair{"last_layout", &r.last_layout}, std::pair{"layout_change", &r.layout_change}}) {
+    j.Key(key);
+    if (*value)
+      j.String(**value);
+    else
+      j.Null();
+  }
   j.Key("problems").BeginArray();
   for (const auto& p : r.problems)
     j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
@@ -144,6 +152,8 @@ std::string RenderText(const InspectReport& r) {
   line("lock:", std::string(r.lock.held ? "held" : "free") +
                     (r.lock.last_owner ? "; last owner " + DescribeOwner(*r.lock.last_owner) : ""));
   line("last used by:", r.history ? r.history->current : std::string("nothing yet"));
+  line("last layout:", r.last_layout.value_or("not recorded"));
+  if (r.layout_change) line("layout change:", *r.layout_change);
   std::string snaps;
   for (const auto& s : r.snapshots) snaps += (snaps.empty() ? "" : ", ") + s.name;
   line("snapshots:", snaps.empty() ? "none" : snaps);

@@ -11,6 +11,7 @@
 #include "image/layout_decision.h"
 #include "image/seed.h"
 #include "volume/history.h"
+#include "volume/layout_transition.h"
 #include "volume/names.h"
 #include "volume/ownership.h"
 #include "volume/recovery.h"
@@ -248,6 +249,11 @@ Result<Prepared> Prepare(const Config& config, const std::optional<Credentials>&
   // copy gets the symlink, which the main container sees.
   const LayoutOptions options{config.seed_data.empty() ? config.method : Method::kSymlink,
                               config.keep_snapshots, config.home};
+  // An upgrade (or a rollback) that changed the layout: the state moves to
+  // where this start's agent reads it, before anything else looks at it.
+  auto carried =
+      CarryOverLayout(taken->volume, agent->decision.layout, config.keep_snapshots, "layout-" + UtcStamp());
+  if (!carried) return std::unexpected(Wrap(carried.error(), "carry the state over to the new layout"));
   auto prepared = agent->decision.layout == Layout::kState
                       ? PrepareStateLayout(options, user, *agent, *taken, ops)
                       : PrepareRunLayout(options, user, *agent, *taken, ops);

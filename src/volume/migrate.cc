@@ -171,7 +171,7 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
 }  // namespace
 
 Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
-                                   const std::string& id) {
+                                   const std::string& id, const Record& where) {
   const Dir& aidir = volume.bookkeeping();
   // With no unfinished migration in the journal, whatever is left in the
   // work area is not a complete copy of anything: it must not stand in for
@@ -179,6 +179,7 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, V
   auto cleared = RemoveEntry(aidir, names::kMigrate);
   if (!cleared) return std::unexpected(cleared.error());
   Intent intent{kOpMigrate, id, "collect", {{"from", image_run.path()}}};
+  intent.args.insert(intent.args.end(), where.begin(), where.end());
   auto w = volume.journal().Write(intent);
   if (!w) return std::unexpected(w.error());
   auto r = RunPhases(intent, &image_run, state_run, volume);

@@ -29,8 +29,11 @@ struct MigrationResult {
 /// Migrates the entries of `image_run` into `state_run` (the volume's run
 /// directory), working in the volume's bookkeeping directory under its
 /// journal. `id` names this migration (and its conflicts directory).
+/// `where` goes into the journal for recovery: empty for the image's VH/run
+/// into STATE/run; "volume-from" and "into" (paths below STATE) for a move
+/// within the volume.
 Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
-                                   const std::string& id);
+                                   const std::string& id, const Record& where = {});
 
 /// Finishes a migration that `intent` says was interrupted. `image_run` may
 /// be null (the image no longer has a run directory).

@@ -4,7 +4,7 @@
 //   STATE/data/run             the same in the state layout (STATE is STATE_PATH)
 //   STATE/data/install, tmp    7.x state layout: symlinks into the image
 //   STATE/.agent-init/         agent-init's bookkeeping:
-//     lock, owner, journal, history, chowned
+//     lock, owner, journal, history, layout, chowned
 //     snapshots/<name>/        (.partial, .old while a snapshot is made)
 //     conflicts/<id>/, displaced/<id>/, migrate/{incoming,partial}, restore.partial
 #pragma once
@@ -23,6 +23,7 @@ inline constexpr const char* kLock = "lock";
 inline constexpr const char* kOwner = "owner";
 inline constexpr const char* kJournal = "journal";
 inline constexpr const char* kHistory = "history";
+inline constexpr const char* kLayoutRecord = "layout";  // the layout that last used the volume
 inline constexpr const char* kChowned = "chowned";
 inline constexpr const char* kSnapshots = "snapshots";
 inline constexpr const char* kSnapshotPartial = ".partial";  // in snapshots/: a copy being made

@@ -13,6 +13,7 @@
 #include "base/sys.h"
 #include "base/tree.h"
 #include "image/image.h"
+#include "volume/linked_run.h"
 #include "volume/names.h"
 
 namespace agent_init {
@@ -96,6 +97,14 @@ Result<void> Link(const Dir& vh, const RunStatus& status, const std::string& lin
   return {};
 }
 
+void LogMigration(const char* what, const Dir& from, const Dir& to, const MigrationResult& m) {
+  log::Info(what, {{"from", from.path()},
+                   {"to", to.path()},
+                   {"moved", std::to_string(m.moved)},
+                   {"identical", std::to_string(m.identical)},
+                   {"conflicts", std::to_string(m.conflicts.size())}});
+}
+
 bool NotPermitted(int err) { return err == EPERM || err == EACCES; }
 
 }  // namespace
@@ -174,8 +183,18 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
   }
 
   // A symlink to somewhere else (an older configuration, an image that ships
-  // one) is agent-init's to replace, whatever the method.
+  // one) is agent-init's to replace, whatever the method; what it pointed
+  // at moves into the volume first.
   if (status->kind == RunStatus::Kind::kOtherSymlink) {
+    auto held = OpenLinkedRun(vh, status->link_target, state_run, volume);
+    if (!held) return std::unexpected(held.error());
+    if (*held) {
+      auto migrated = MigrateRun(**held, state_run, volume, migration_id);
+      if (!migrated) return std::unexpected(migrated.error());
+      LogMigration("moved the state that the symlink VH/run pointed at into the volume", **held, state_run,
+                   *migrated);
+      out.migration = std::move(*migrated);
+    }
     if (::unlinkat(vh.fd(), names::kRun, 0) < 0 && errno != ENOENT) {
       int err = errno;
       return std::unexpected(MakeError(Kind::kCannotPlace, err,
@@ -203,12 +222,7 @@ Result<PlaceOutcome> PlaceRun(Method method, const Dir& vh, const Dir& state_run
     } else {
       auto migrated = MigrateRun(*image_run, state_run, volume, migration_id);
       if (!migrated) return std::unexpected(migrated.error());
-      log::Info("moved the image's run directory into the volume",
-                {{"from", image_run->path()},
-                 {"to", state_run.path()},
-                 {"moved", std::to_string(migrated->moved)},
-                 {"identical", std::to_string(migrated->identical)},
-                 {"conflicts", std::to_string(migrated->conflicts.size())}});
+      LogMigration("moved the image's run directory into the volume", *image_run, state_run, *migrated);
       out.migration = std::move(*migrated);
     }
   }

@@ -1,5 +1,7 @@
 #include "volume/recovery.h"
 
+#include "base/record.h"
+#include "volume/linked_run.h"
 #include "volume/migrate.h"
 #include "volume/names.h"
 #include "volume/snapshot.h"
@@ -13,14 +15,28 @@ Result<void> RecoverJournal(Volume& volume, const Dir* vh) {
   if (!*intent) return {};
   const Intent& in = **intent;
   if (in.op == kOpMigrate) {
-    if (vh == nullptr) {
+    // A move within the volume (a layout change) names both ends; one from
+    // the image's VH/run goes into STATE/run.
+    auto from_rel = Lookup(in.args, "volume-from");
+    auto into_rel = Lookup(in.args, "into");
+    if (!from_rel && vh == nullptr) {
       return Fail(Kind::kCannotPlace, "an interrupted migration waits in " + Q(journal.Path()),
                   "start the agent (or agent-init prepare) once so that it finishes, then try again");
     }
-    auto state_run = volume.MakeRun(Layout::kRun);
+    Layout into = into_rel == Volume::RunRel(Layout::kState) ? Layout::kState : Layout::kRun;
+    auto state_run = volume.MakeRun(into);
     if (!state_run) return std::unexpected(state_run.error());
-    auto image_run = vh->OpenSub(names::kRun);
-    auto r = ResumeMigration(in, image_run ? &*image_run : nullptr, *state_run, volume);
+    std::optional<Dir> source;
+    if (auto opened = from_rel ? volume.dir().OpenSub(*from_rel) : vh->OpenSub(names::kRun); opened) {
+      source = std::move(*opened);
+    } else if (auto link = from_rel ? std::nullopt : vh->ReadLink(names::kRun); link) {
+      // VH/run is still the symlink of an older set-up: the collect goes on
+      // from what it points at, or its entries would be collected twice.
+      auto linked = OpenLinkedRun(*vh, *link, *state_run, volume);
+      if (!linked) return std::unexpected(linked.error());
+      source = std::move(*linked);
+    }
+    auto r = ResumeMigration(in, source ? &*source : nullptr, *state_run, volume);
     if (!r) return std::unexpected(r.error());
     return {};
   }

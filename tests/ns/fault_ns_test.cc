@@ -117,36 +117,56 @@ class FaultNs : public ::testing::Test {
     test::WriteFile(S() + "/run/deep/a/other", "volume");
     return "";
   }
+  // Every step of prepare's migration, killed and restarted; with `linked`
+  // the state is at work/old-run, where VH/run points.
+  void SweepMigration(const std::string& what, bool linked) {
+    int steps = 0;
+    std::string failure = InMountNamespace([&]() -> std::string {
+      Scenario s;
+      s.setup = [&] {
+        if (linked && test::Shell("rm -rf " + t_ / "work/old-run" + " && cp -a " + t_ / "image/old-run " +
+                                  t_ / "work/old-run") != 0)
+          return std::string("copy the old set-up's run directory");
+        return FreshWorld();
+      };
+      s.act = [&](const std::vector<std::string>& env) {
+        return AgentInit({"--home", H(), "--state", S(), "--method", "symlink", "prepare"}, env);
+      };
+      s.restart = [&] { return s.act({}); };
+      s.digest = [&] {
+        std::string vh_run = H() + "/data/elastic-agent-9b2fec/run";
+        char target[4096] = {};
+        (void)!::readlink(vh_run.c_str(), target, sizeof target - 1);
+        return "run:\n" + test::TreeDigest(S() + "/run") + "conflicts:\n" +
+               DigestWithoutFirstComponent(S() + "/.agent-init/conflicts") + "vh/run -> " + target + "\n" +
+               (linked ? "old-run:\n" + test::TreeDigest(t_ / "work/old-run") : "") +
+               "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+               (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
+      };
+      // This runs in the namespace's child process: check and report here.
+      if (auto e = Sweep(s, steps); !e.empty()) return e;
+      NS_CHECK(steps > 10,
+               "too few fault points (" + std::to_string(steps) + "): is the switch compiled in?");
+      std::cout << what << ": recovered from a crash at each of " << steps << " steps" << std::endl;
+      return "";
+    });
+    EXPECT_EQ(failure, "");
+  }
   test::TempDir t_;
 };
 
 // Migration from the image (ext4) to the volume (tmpfs): copies across
 // filesystems, conflicts, merges into existing directories.
-TEST_F(FaultNs, MigrationSurvivesACrashAtEveryStep) {
-  int steps = 0;
-  std::string failure = InMountNamespace([&]() -> std::string {
-    Scenario s;
-    s.setup = [&] { return FreshWorld(); };
-    s.act = [&](const std::vector<std::string>& env) {
-      return AgentInit({"--home", H(), "--state", S(), "--method", "symlink", "prepare"}, env);
-    };
-    s.restart = [&] { return s.act({}); };
-    s.digest = [&] {
-      std::string vh_run = H() + "/data/elastic-agent-9b2fec/run";
-      char target[4096] = {};
-      (void)!::readlink(vh_run.c_str(), target, sizeof target - 1);
-      return "run:\n" + test::TreeDigest(S() + "/run") + "conflicts:\n" +
-             DigestWithoutFirstComponent(S() + "/.agent-init/conflicts") + "vh/run -> " + target + "\n" +
-             "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
-             (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
-    };
-    // This runs in the namespace's child process: check and report here.
-    if (auto e = Sweep(s, steps); !e.empty()) return e;
-    NS_CHECK(steps > 10, "too few fault points (" + std::to_string(steps) + "): is the switch compiled in?");
-    std::cout << "migration: recovered from a crash at each of " << steps << " steps" << std::endl;
-    return "";
-  });
-  EXPECT_EQ(failure, "");
+TEST_F(FaultNs, MigrationSurvivesACrashAtEveryStep) { SweepMigration("migration", /*linked=*/false); }
+
+// A hand-made set-up's VH/run, a symlink to a directory outside the volume
+// that holds the state: migrated like the image's own directory, emptied,
+// and the symlink replaced, whatever step a crash interrupts.
+TEST_F(FaultNs, MigrationFromASymlinkedRunSurvivesACrashAtEveryStep) {
+  std::string image_run = t_ / "image/home/data/elastic-agent-9b2fec/run";
+  ASSERT_EQ(test::Shell("mv " + image_run + " " + t_ / "image/old-run"), 0);
+  test::Symlink(t_ / "work/old-run", image_run);
+  SweepMigration("migration from a symlinked VH/run", /*linked=*/true);
 }
 
 class FaultVolume : public ::testing::Test {
@@ -245,6 +265,38 @@ TEST_F(FaultVolume, RestoreSurvivesACrashAtEveryStep) {
   EXPECT_EQ(Sweep(s, steps), "");
   EXPECT_GT(steps, 3);
   std::cout << "restore: recovered from a crash at each of " << steps << " steps\n";
+}
+
+// A layout change (7.12 -> 7.13+: STATE/run -> STATE/data/run): snapshot,
+// then the journaled move within the volume, at every step.
+TEST_F(FaultVolume, LayoutChangeSurvivesACrashAtEveryStep) {
+  int steps = 0;
+  std::string a_state;
+  auto start = [&](const char* layout, const std::vector<std::string>& env) {
+    return AgentInit(
+        {"--home", t_ / "image-elastic-agent-aaaaaa", "--state", S(), "--layout", layout, "prepare"}, env);
+  };
+  Scenario s;
+  s.setup = [&]() -> std::string {
+    if (auto e = VolumeUsedByA(); !e.empty()) return e;
+    a_state = test::TreeDigest(S() + "/run");
+    return "";
+  };
+  s.act = [&](const std::vector<std::string>& env) { return start("state", env); };
+  s.restart = [&] { return s.act({}); };
+  s.digest = [&] {
+    std::string snaps = S() + "/.agent-init/snapshots/";
+    return std::string("data/run is A's state: ") +
+           (test::TreeDigest(S() + "/data/run") == a_state ? "yes" : "no") + "\nsnapshot intact: " +
+           (test::TreeDigest(snaps + "layout-run-to-state") == a_state ? "yes" : "no") +
+           "\nlayout: " + test::ReadFile(S() + "/.agent-init/layout") +
+           "leftovers: " + (test::Exists(S() + "/run") ? "run " : "") +
+           (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+           (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
+  };
+  EXPECT_EQ(Sweep(s, steps), "");
+  EXPECT_GT(steps, 5);
+  std::cout << "layout change: recovered from a crash at each of " << steps << " steps\n";
 }
 
 }  // namespace

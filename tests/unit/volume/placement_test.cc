@@ -167,6 +167,73 @@ TEST(Placement, ASymlinkToSomewhereElseIsReplaced) {
   EXPECT_EQ(status->kind, RunStatus::Kind::kLinked);
 }
 
+// An older hand-made set-up symlinked VH/run to where it kept the state:
+// that state is the agent's (its identity), and must not be left behind.
+TEST(Placement, TheStateASymlinkPointsAtIsMigratedBeforeItIsReplaced) {
+  for (Method method : {Method::kSymlink, Method::kAuto}) {
+    PlaceFixture f;
+    f.ops.new_api_errno = 0;  // auto: the bind mount works
+    test::WriteFile(f.t / "old-state/run/agent.id", "the-identity");
+    test::WriteFile(f.t / "old-state/run/default/filebeat/registry", "offsets");
+    ::rmdir(f.Run().c_str());
+    test::Symlink(f.t / "old-state/run", f.Run());
+    ASSERT_NO_FATAL_FAILURE(f.Open());
+    auto r = f.Place(method);
+    ASSERT_TRUE(r) << r.error().msg;
+    ASSERT_TRUE(r->migration) << "the state at the symlink's target is migrated";
+    EXPECT_EQ(r->migration->moved, 2u);
+    EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "the-identity");
+    EXPECT_EQ(test::ReadFile(f.t / "state/run/default/filebeat/registry"), "offsets");
+    EXPECT_FALSE(test::Exists(f.t / "old-state/run/agent.id")) << "moved, not copied: one owner of the state";
+    EXPECT_EQ(r->placement, method == Method::kSymlink ? Placement::kSymlink : Placement::kBind);
+  }
+}
+
+TEST(Placement, ADanglingSymlinkIsReplacedWithAWarning) {
+  PlaceFixture f;
+  ::rmdir(f.Run().c_str());
+  test::Symlink(f.t / "gone/run", f.Run());
+  ASSERT_NO_FATAL_FAILURE(f.Open());
+  auto r = f.Place(Method::kSymlink);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_FALSE(r->migration);
+  EXPECT_TRUE(test::IsSymlink(f.Run()));
+}
+
+// A symlink that reaches STATE/run by another path (a symlinked parent)
+// holds the volume's own state: nothing to move, and nothing moved into
+// itself.
+TEST(Placement, ASymlinkToTheVolumesRunDirectoryByAnotherPathMovesNothing) {
+  PlaceFixture f;
+  test::WriteFile(f.t / "state/run/agent.id", "the-identity");
+  test::Symlink(f.t / "state", f.t / "state-alias");
+  ::rmdir(f.Run().c_str());
+  test::Symlink(f.t / "state-alias/run", f.Run());
+  ASSERT_NO_FATAL_FAILURE(f.Open());
+  auto r = f.Place(Method::kSymlink);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_FALSE(r->migration);
+  EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "the-identity");
+}
+
+// Emptying the volume (or a directory above it, or the versioned home) into
+// STATE/run would move the volume into itself: refused, nothing changed.
+TEST(Placement, ASymlinkToTheVolumeOrAboveIs65AndChangesNothing) {
+  for (std::string target : {"state", ".", "home/data/elastic-agent-aaaaaa", "state/.agent-init"}) {
+    PlaceFixture f;
+    test::WriteFile(f.t / "state/run/agent.id", "the-identity");
+    ::rmdir(f.Run().c_str());
+    test::Symlink(target == "." ? f.t.path() : f.t / target, f.Run());
+    ASSERT_NO_FATAL_FAILURE(f.Open());
+    auto r = f.Place(Method::kSymlink);
+    ASSERT_FALSE(r) << target;
+    EXPECT_EQ(ExitCodeFor(r.error().kind), 65) << target;
+    EXPECT_NE(r.error().msg.find("will not move"), std::string::npos) << r.error().msg;
+    EXPECT_TRUE(test::IsSymlink(f.Run())) << target << ": left as it was";
+    EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "the-identity");
+  }
+}
+
 TEST(Placement, AFileAtTheRunDirectoryIs65) {
   PlaceFixture f;
   ::rmdir(f.Run().c_str());

@@ -1,0 +1,159 @@
+#include "volume/layout_transition.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/atomic_file.h"
+#include "base/log.h"
+#include "base/record.h"
+#include "base/tree.h"
+#include "volume/migrate.h"
+#include "volume/names.h"
+#include "volume/snapshot.h"
+
+namespace agent_init {
+namespace {
+
+Layout Other(Layout layout) { return layout == Layout::kRun ? Layout::kState : Layout::kRun; }
+
+std::string Shown(const Volume& volume, Layout layout) { return volume.dir().PathOf(Volume::RunRel(layout)); }
+
+// The run directory of `layout`, when it exists, and how many entries it holds.
+struct Held {
+  std::optional<Dir> dir;
+  size_t entries = 0;
+};
+
+Result<Held> Look(const Volume& volume, Layout layout) {
+  Held held;
+  auto run = volume.dir().OpenSub(Volume::RunRel(layout));
+  if (!run) {
+    if (run.error().err == ENOENT) return held;
+    return std::unexpected(run.error());
+  }
+  auto entries = run->List();
+  if (!entries) return std::unexpected(entries.error());
+  held.entries = entries->size();
+  held.dir = std::move(*run);
+  return held;
+}
+
+Result<void> RecordLayout(const Volume& volume, Layout layout) {
+  auto w =
+      WriteFileAtomic(volume.bookkeeping(), names::kLayoutRecord, std::string(LayoutName(layout)) + "\n");
+  if (!w) return std::unexpected(Wrap(w.error(), "record the volume's layout"));
+  return {};
+}
+
+}  // namespace
+
+Result<std::optional<Layout>> ReadLastLayout(const Volume& volume) {
+  if (!volume.bookkeeping().valid()) return std::optional<Layout>{};  // agent-init never ran here
+  auto text = volume.bookkeeping().ReadSmallFile(names::kLayoutRecord, 64);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return std::optional<Layout>{};
+  std::string_view name = **text;
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.remove_suffix(1);
+  for (Layout l : {Layout::kRun, Layout::kState}) {
+    if (name == LayoutName(l)) return std::optional<Layout>{l};
+  }
+  return Fail(Kind::kLayout,
+              "read " + Q(volume.BookkeepingPath(names::kLayoutRecord)) + ": " + Q(name) + " is not a layout",
+              "write `run` or `state` into it: the layout that last ran on this volume");
+}
+
+Result<LayoutTransition> PlanLayoutTransition(const Volume& volume, Layout to) {
+  LayoutTransition t;
+  t.to = to;
+  t.from = Other(to);
+  auto last = ReadLastLayout(volume);
+  if (!last) return std::unexpected(last.error());
+  t.last = *last;
+  if (t.last == to) return t;
+  auto from = Look(volume, t.from);
+  if (!from) return std::unexpected(from.error());
+  t.entries = from->entries;
+  if (t.entries == 0) return t;
+  auto into = Look(volume, to);
+  if (!into) return std::unexpected(into.error());
+  if (into->entries == 0) {
+    t.what = LayoutTransition::What::kMove;
+    return t;
+  }
+  auto same = SameTree(*from->dir, *into->dir);
+  if (!same) return std::unexpected(same.error());
+  t.what = *same ? LayoutTransition::What::kIdentical : LayoutTransition::What::kConflict;
+  return t;
+}
+
+Error LayoutConflict(const Volume& volume, const LayoutTransition& t) {
+  const std::string from = Shown(volume, t.from), to = Shown(volume, t.to);
+  const std::string aside =
+      volume.BookkeepingPath(std::string("set-aside-") + std::string(LayoutName(t.from)));
+  const std::string aside_to =
+      volume.BookkeepingPath(std::string("set-aside-") + std::string(LayoutName(t.to)));
+  return MakeError(
+      Kind::kLayout, 0,
+      "the volume holds the agent's state twice, and the copies differ: " + Q(from) + " (the " +
+          std::string(LayoutName(t.from)) + " layout's" + (t.last ? ", which last ran here" : "") + ") and " +
+          Q(to) + " (the " + std::string(LayoutName(t.to)) +
+          " layout's, about to start); agent-init will not choose which identity the agent keeps",
+      "keep one and start again: to go on with " + Q(from) + ", `mv " + to + " " + aside_to +
+          "`; to go on with " + Q(to) + ", `mv " + from + " " + aside + "`");
+}
+
+Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, const std::string& id) {
+  auto plan = PlanLayoutTransition(volume, to);
+  if (!plan) return std::unexpected(plan.error());
+  const LayoutTransition& t = *plan;
+  using What = LayoutTransition::What;
+  if (t.what == What::kConflict) return std::unexpected(LayoutConflict(volume, t));
+  bool moved = false;
+  if (t.what == What::kIdentical) {
+    auto parent = volume.OpenRunParent(t.from);
+    if (!parent) return std::unexpected(parent.error());
+    auto removed = RemoveEntry(*parent, names::kRun);
+    if (!removed) return std::unexpected(removed.error());
+    log::Info("the other layout's run directory held the same state; removed it",
+              {{"removed", Shown(volume, t.from)}, {"kept", Shown(volume, to)}});
+  } else if (t.what == What::kMove) {
+    log::Info(
+        "the volume was last used by the other layout: carrying the agent's state over",
+        {{"from", Shown(volume, t.from)}, {"to", Shown(volume, to)}, {"entries", std::to_string(t.entries)}});
+    if (keep_snapshots > 0) {
+      std::string name = "layout-" + std::string(LayoutName(t.from)) + "-to-" + std::string(LayoutName(to));
+      auto taken = TakeSnapshot(volume, t.from, name, keep_snapshots);
+      if (!taken) return std::unexpected(taken.error());
+      log::Info("snapshot of the state before the layout change taken",
+                {{"snapshot", SnapshotPath(volume, name)}});
+    }
+    auto from = volume.dir().OpenSub(Volume::RunRel(t.from));
+    if (!from) return std::unexpected(from.error());
+    auto into = volume.MakeRun(to);
+    if (!into) return std::unexpected(into.error());
+    auto migrated = MigrateRun(
+        *from, *into, volume, id,
+        {{"volume-from", std::string(Volume::RunRel(t.from))}, {"into", std::string(Volume::RunRel(to))}});
+    if (!migrated) return std::unexpected(migrated.error());
+    // The emptied directory goes too: the volume shows one layout.
+    if (auto parent = volume.OpenRunParent(t.from); parent)
+      ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
+    log::Info("carried the agent's state over to the layout about to start",
+              {{"to", into->path()},
+               {"moved", std::to_string(migrated->moved)},
+               {"conflicts", std::to_string(migrated->conflicts.size())}});
+    moved = true;
+  }
+  if (t.last != to) {
+    // An emptied run directory of the other layout (a move that a crash
+    // interrupted, finished by the journal's recovery) goes too.
+    if (t.entries == 0) {
+      if (auto parent = volume.OpenRunParent(t.from); parent)
+        ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
+    }
+    if (auto recorded = RecordLayout(volume, to); !recorded) return std::unexpected(recorded.error());
+  }
+  return moved;
+}
+
+}  // namespace agent_init

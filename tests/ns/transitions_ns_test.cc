@@ -1,0 +1,130 @@
+// Upgrades (and a rollback) that an operator really makes, on one volume,
+// with agent-sim standing in for the agent: the image changes, the layout
+// may change with it (7.10 - 7.12 keep the run state in VH/run, 7.13+ under
+// STATE_PATH), and the agent's identity and its components' state must
+// arrive where the new agent reads them, byte for byte.
+#include <sys/mount.h>
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "binary.h"
+#include "home_fixture.h"
+#include "namespace.h"
+#include "temp_dir.h"
+
+namespace agent_init {
+namespace {
+
+using test::AgentInit;
+using test::Contains;
+using test::InMountNamespace;
+using test::RunResult;
+
+struct Image {
+  const char* generation;  // AGENT_SIM_GENERATION
+  const char* mode;        // run or container
+  const char* vh;
+  std::vector<std::string> dirs;
+};
+
+struct Transition {
+  const char* name;
+  Image from, to;
+};
+
+// The value of `key` in agent-sim's one line of JSON (strings only).
+std::string JsonString(const std::string& json, const std::string& key) {
+  size_t at = json.find("\"" + key + "\":\"");
+  if (at == std::string::npos) return "";
+  at += key.size() + 4;
+  return json.substr(at, json.find('"', at) - at);
+}
+
+class TransitionsNs : public ::testing::TestWithParam<Transition> {
+ protected:
+  void SetUp() override {
+    REQUIRE_MOUNT_NAMESPACE();
+    for (const Image* image : {&GetParam().from, &GetParam().to}) {
+      test::HomeFixture f(Home(*image));
+      f.VersionedHome(image->vh, image->dirs);
+      test::WriteFile(f.Vh(image->vh) + "/elastic-agent", test::ReadFile(AGENT_SIM_BINARY), 0755);
+      for (const auto& d : image->dirs) {
+        if (d == "downloads" || d == "components")
+          test::WriteFile(f.Vh(image->vh) + "/" + d + "/metricbeat", test::ReadFile(AGENT_SIM_BINARY), 0755);
+      }
+      f.HomeSymlink(f.Vh(image->vh) + "/elastic-agent");
+      test::MakeDirs(Home(*image) + "/data/tmp");
+    }
+    test::MakeDirs(t_ / "state");
+  }
+  std::string Home(const Image& image) { return t_ / (std::string("image-") + image.vh); }
+  // One container start: agent-init in front of the image's agent.
+  RunResult Start(const Image& image) {
+    return AgentInit(
+        {"--home", Home(image), "--state", t_ / "state", "--", Home(image) + "/elastic-agent", image.mode},
+        {std::string("AGENT_SIM_GENERATION=") + image.generation});
+  }
+  test::TempDir t_;
+};
+
+TEST_P(TransitionsNs, IdentityAndComponentStateArriveIntact) {
+  const Transition& tr = GetParam();
+  std::string failure = InMountNamespace([&]() -> std::string {
+    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "mode=0755") == 0, "tmpfs volume");
+    RunResult a = Start(tr.from);
+    NS_CHECK(a.status == 0 && Contains(a.out, "\"starts\":1"), "first image: " + a.out + a.err);
+    const std::string id = JsonString(a.out, "identity"), run_a = JsonString(a.out, "run_dir");
+    NS_CHECK(!id.empty() && !run_a.empty(), a.out);
+    // A component's state, as a registry would keep it.
+    const std::string registry = "offsets " + std::string(100000, 'r') + " end";
+    test::WriteFile(run_a + "/log-default/registry/filebeat/log.json", registry);
+    const std::string before = test::TreeDigest(run_a);
+
+    RunResult b = Start(tr.to);
+    NS_CHECK(b.status == 0, "after the image change: " + b.out + b.err);
+    const std::string run_b = JsonString(b.out, "run_dir");
+    NS_CHECK(JsonString(b.out, "identity") == id,
+             "identity lost: was " + id + ", now " + JsonString(b.out, "identity") + "\n" + b.err);
+    NS_CHECK(Contains(b.out, "\"starts\":2"), "the start count did not carry over: " + b.out);
+    NS_CHECK(test::ReadFile(run_b + "/log-default/registry/filebeat/log.json") == registry,
+             "component state changed");
+    // Everything the first agent left, byte for byte, but the start count
+    // the second one incremented.
+    auto without_starts = [](std::string digest) {
+      size_t at = digest.find("starts ");
+      if (at != std::string::npos) digest.erase(at, digest.find('\n', at) - at + 1);
+      return digest;
+    };
+    NS_CHECK(without_starts(test::TreeDigest(run_b)) == without_starts(before),
+             "the run state differs:\n--- before\n" + before + "--- after\n" + test::TreeDigest(run_b));
+    if (std::string(tr.from.mode) != tr.to.mode) {
+      NS_CHECK(Contains(b.err, "carrying the agent's state over"), b.err);
+      NS_CHECK(!test::Exists(t_ / (std::string(tr.from.mode) == "run" ? "state/run" : "state/data/run")),
+               "the old layout's run directory is gone");
+    }
+    RunResult c = Start(tr.to);
+    NS_CHECK(c.status == 0 && Contains(c.out, "\"starts\":3") && JsonString(c.out, "identity") == id,
+             "the next start: " + c.out + c.err);
+    NS_CHECK(!Contains(c.err, "carrying"), "nothing to carry over twice: " + c.err);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+const Image k711{"7.11", "run", "elastic-agent-9b2fec", {"downloads", "install"}};
+const Image k712{"7.11", "run", "elastic-agent-121212", {"downloads", "install"}};
+const Image k715{"7.15", "container", "elastic-agent-bbbbbb", {"downloads", "install"}};
+const Image k86{"8.6", "container", "elastic-agent-cccccc", {"components"}};
+const Image k813{"8.6", "container", "elastic-agent-8.13.0-abc123", {"components"}};
+
+INSTANTIATE_TEST_SUITE_P(Upgrades, TransitionsNs,
+                         ::testing::Values(Transition{"v7_11_to_7_15", k711, k715},
+                                           Transition{"v7_12_to_8_6", k712, k86},
+                                           Transition{"v8_6_to_8_13_installed_home", k86, k813},
+                                           Transition{"rollback_7_15_to_7_12", k715, k712}),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace agent_init
