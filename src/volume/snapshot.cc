@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/clock.h"
 #include "base/fault.h"
@@ -146,6 +148,36 @@ Result<void> PrunePhase(const Volume& volume, Journal& journal, const Intent& in
   return Prune(volume, KeepFrom(intent));
 }
 
+std::string Mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// A snapshot copy that failed (a full volume, most often) is undone at
+// once: the partial copy would keep the volume full, and every restart
+// would fail on it again. A full volume is explained: what the state takes,
+// what is free, and the two ways on.
+std::unexpected<Error> RollBackCopy(Error e, const Dir& parent, const Dir& snapshots, Volume& volume) {
+  if (auto removed = RemoveEntry(snapshots, kSnapshotPartial); !removed) {
+    log::Warn("could not remove the partial snapshot", {{"error", removed.error().msg}});
+  } else if (auto cleared = volume.journal().Clear(); !cleared) {
+    log::Warn("could not clear the journal", {{"error", cleared.error().msg}});
+  }
+  if (e.err != ENOSPC && e.err != EDQUOT) return std::unexpected(e);
+  auto needed = SpaceUsed(parent, kRun);
+  struct statvfs vfs;
+  if (needed && ::fstatvfs(snapshots.fd(), &vfs) == 0) {
+    e.msg += "; the state takes " + Mib(*needed) + ", the volume has " +
+             Mib(static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize) + " free";
+  }
+  e.hint =
+      "the live state is untouched and the partial copy removed; free space on the volume (enough for one "
+      "more copy of the state), or start without a snapshot: --keep-snapshots 0 "
+      "(AGENT_INIT_KEEP_SNAPSHOTS=0)";
+  return std::unexpected(e);
+}
+
 Result<void> RunSnapshot(Intent intent, Volume& volume) {
   Journal& journal = volume.journal();
   auto snapshots = volume.bookkeeping().MakeSub(kSnapshots, 0700);
@@ -153,7 +185,9 @@ Result<void> RunSnapshot(Intent intent, Volume& volume) {
   auto copied = RunPhase(journal, intent, "copy", "publish", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    return CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial);
+    auto done = CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial);
+    if (!done) return RollBackCopy(done.error(), *parent, *snapshots, volume);
+    return done;
   });
   if (!copied) return copied;
   auto published =
@@ -250,6 +284,18 @@ Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& n
   if (!list) return std::unexpected(list.error());
   bool found = std::any_of(list->begin(), list->end(), [&](const SnapshotInfo& s) { return s.name == name; });
   if (!found) {
+    // Something other than a directory under that name was planted there:
+    // refused, as every symlink in the volume is, not "no such snapshot".
+    if (auto snapshots = volume.bookkeeping().OpenSub(kSnapshots); snapshots && IsVisibleName(name)) {
+      if (auto st = snapshots->Stat(name); st && *st) {
+        return Fail(Kind::kDenied,
+                    Q(SnapshotPath(volume, name)) + " is " +
+                        (S_ISLNK((*st)->stx_mode) ? "a symlink" : "not a directory") +
+                        ": agent-init restores only the snapshot directories it made, and follows no "
+                        "symlink in the volume",
+                    "remove it; `agent-init inspect` lists the snapshots");
+      }
+    }
     std::string names;
     for (const auto& s : *list) names += (names.empty() ? "" : ", ") + s.name;
     return Fail(Kind::kUsage, "no snapshot named " + Q(name) + " in " + Q(volume.BookkeepingPath(kSnapshots)),

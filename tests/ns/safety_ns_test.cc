@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -264,6 +265,61 @@ TEST_F(SafetyNs, FullVolumeDuringMigrationLosesNothing) {
     NS_CHECK(Contains(again.err, "finishing a migration that was interrupted"), again.err);
     NS_CHECK(test::TreeDigest(t_ / "state/run") == expected, "content differs after recovery");
     NS_CHECK(!test::Exists(t_ / "state/.agent-init/journal"), "journal cleared");
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+// A version change on a nearly full volume: the snapshot cannot fit. The
+// start fails with 73 and says what the state takes and what is free, and
+// leaves no partial copy behind: the volume is as full as before, so the
+// next start meets the same, explained, refusal rather than a volume made
+// full by the last attempt; --keep-snapshots 0 is a way on.
+TEST_F(SafetyNs, FullVolumeOnAVersionChangeLeavesNoPartialSnapshot) {
+  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
+    test::HomeFixture f(t_ / std::string("image-") + vh);
+    f.VersionedHome(vh);
+    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+  }
+  auto start = [&](const char* vh, std::vector<std::string> more = {}) {
+    std::vector<std::string> a{"--home", t_ / std::string("image-") + vh, "--state", t_ / "state", "--method",
+                               "symlink"};
+    a.insert(a.end(), more.begin(), more.end());
+    a.push_back("prepare");
+    return AgentInit(a);
+  };
+  std::string failure = InMountNamespace([&]() -> std::string {
+    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "size=2m") == 0, "small tmpfs");
+    NS_CHECK(start("elastic-agent-aaaaaa").status == 0, "first start of A");
+    test::WriteFile(t_ / "state/run/agent.id", "A");
+    test::WriteFile(t_ / "state/run/queue", std::string(1200 << 10, 'q'));
+    const std::string state = test::TreeDigest(t_ / "state/run");
+    auto free_space = [&] {
+      struct statvfs vfs {};
+      ::statvfs((t_ / "state").c_str(), &vfs);
+      return static_cast<unsigned long long>(vfs.f_bavail) * vfs.f_frsize;
+    };
+    const auto before = free_space();
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      RunResult full = start("elastic-agent-bbbbbb");
+      std::string n = "attempt " + std::to_string(attempt) + ": ";
+      NS_CHECK(full.status == 73, n + "exit " + std::to_string(full.status) + ": " + full.err);
+      NS_CHECK(Contains(full.err, "No space left on device"), n + full.err);
+      NS_CHECK(Contains(full.err, "the state takes 1.2 MiB") && Contains(full.err, " free"),
+               n + "says what it needs and has: " + full.err);
+      NS_CHECK(Contains(full.err, "--keep-snapshots 0") && Contains(full.err, "free space on the volume"),
+               n + "names both ways on: " + full.err);
+      NS_CHECK(!Contains(full.err, "interrupted"), n + "no leftover from the last attempt: " + full.err);
+      NS_CHECK(!test::Exists(t_ / "state/.agent-init/snapshots/.partial"), n + "the partial copy is removed");
+      NS_CHECK(!test::Exists(t_ / "state/.agent-init/journal"), n + "the journal is cleared");
+      NS_CHECK(free_space() == before,
+               n + "the volume is as full as before: " + std::to_string(free_space()) + " free, was " +
+                   std::to_string(before));
+      NS_CHECK(test::TreeDigest(t_ / "state/run") == state, n + "the live state is untouched");
+    }
+    RunResult skip = start("elastic-agent-bbbbbb", {"--keep-snapshots", "0"});
+    NS_CHECK(skip.status == 0, "--keep-snapshots 0: " + skip.err);
+    NS_CHECK(test::TreeDigest(t_ / "state/run") == state, "B starts on A's state");
     return "";
   });
   EXPECT_EQ(failure, "");
