@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
@@ -255,6 +256,13 @@ int main(int argc, char** argv) {
   }
   auto signal_map = agent_init::ParseSignalMap(cli.signal_map);
   if (!signal_map) return UsageError(signal_map.error().msg, signal_map.error().hint);
+  // An empty --user is a mistake, not "stay as we are"; CLI11 passes over an
+  // empty environment variable, so AGENT_INIT_USER= is looked at here.
+  const char* env_user = std::getenv("AGENT_INIT_USER");
+  if (app.count("--user") > 0 ? config.user.empty() : (env_user != nullptr && *env_user == '\0')) {
+    return UsageError("--user is empty (or AGENT_INIT_USER is set to nothing)",
+                      "give USER or USER:GROUP, or leave the option out to keep agent-init's own user");
+  }
   config.home = Absolute(config.home);
   config.state = Absolute(config.state);
   config.value_options = ValueOptions(app);

@@ -99,6 +99,15 @@ Result<Credentials> ResolveUser(std::string_view spec, std::string_view passwd_t
   if (user.empty() || (group && group->empty())) {
     return Fail(Kind::kUsage, "--user " + Q(spec) + ": give USER or USER:GROUP");
   }
+  // A number is an id, never a name: one too large is out of range, not an
+  // unknown user.
+  for (auto [what, text] : {std::pair{"uid", user}, std::pair{"gid", group.value_or("")}}) {
+    if (!text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos && !ParseId(text)) {
+      return Fail(Kind::kUsage,
+                  "--user " + Q(spec) + ": " + what + " " + std::string(text) + " is out of range",
+                  std::string("ids are 0 to 4294967294 (4294967295 is the kernel's \"no change\")"));
+    }
+  }
   auto passwd = ParseAll<PasswdEntry>(passwd_text, ParsePasswdLine);
   auto groups = ParseAll<GroupEntry>(group_text, ParseGroupLine);
 

@@ -60,6 +60,15 @@ TEST(Cli, UsageErrorsAre64) {
   EXPECT_EQ(AgentInit({"--versioned-home", "../x", "prepare"}).status, 64);
   EXPECT_EQ(AgentInit({"--log-format", "xml", "prepare"}).status, 64);
   EXPECT_EQ(AgentInit({"prepare"}, {"AGENT_INIT_METHOD=nope"}).status, 64);
+  // An empty user is a mistake, not "stay root": on the command line and in
+  // the environment (which CLI11 alone would pass over).
+  for (auto [args, env] :
+       {std::pair{std::vector<std::string>{"--user", "", "prepare"}, std::vector<std::string>{}},
+        std::pair{std::vector<std::string>{"prepare"}, std::vector<std::string>{"AGENT_INIT_USER="}}}) {
+    RunResult r = AgentInit(args, env);
+    EXPECT_EQ(r.status, 64) << r.err;
+    EXPECT_NE(r.err.find("--user is empty"), std::string::npos) << r.err;
+  }
 }
 
 class CliHome : public ::testing::Test {

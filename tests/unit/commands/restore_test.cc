@@ -89,6 +89,23 @@ TEST_F(RestoreTest, UnknownNamesAndFreshVolumesAre64) {
   EXPECT_EQ(test::ReadFile(t_ / "state/run/agent.id"), "now");
 }
 
+// A symlink planted under snapshots/ (the volume is writable by whoever
+// owns the node directory) is refused as every symlink in the volume is:
+// 77, and nothing changes.
+TEST_F(RestoreTest, APlantedSymlinkUnderSnapshotsIs77) {
+  ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
+  test::WriteFile(t_ / "elsewhere/agent.id", "planted");
+  test::Symlink(t_ / "elsewhere", t_ / "state/.agent-init/snapshots/planted");
+  test::WriteFile(t_ / "state/.agent-init/snapshots/a-file", "not a snapshot");
+  for (const char* name : {"planted", "a-file"}) {
+    auto r = Run(name);
+    ASSERT_FALSE(r) << name;
+    EXPECT_EQ(ExitCodeFor(r.error().kind), 77) << name << ": " << r.error().msg;
+    EXPECT_NE(r.error().msg.find(name), std::string::npos) << r.error().msg;
+  }
+  EXPECT_EQ(test::ReadFile(t_ / "state/run/agent.id"), "now");
+}
+
 TEST_F(RestoreTest, TheRestoredStateIsHandedToTheUser) {
   ASSERT_NO_FATAL_FAILURE(MakeVolume(Layout::kRun, "then", "now"));
   ASSERT_TRUE(Run("old", Credentials{4242, 4343, {}, "", ""}));

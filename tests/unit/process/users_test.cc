@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/exit_codes.h"
+
 namespace agent_init {
 namespace {
 
@@ -68,6 +70,21 @@ TEST(Users, NumericIdsNeedNoEntries) {
   auto alone = ResolveUser("4242", "", "");
   ASSERT_TRUE(alone);
   EXPECT_EQ(alone->gid, 4242u) << "a numeric uid without an entry gets gid = uid";
+}
+
+// A number is an id: one past the largest is out of range (64), not an
+// unknown name (67).
+TEST(Users, IdsOutOfRangeAre64) {
+  for (const char* spec :
+       {"4294967295", "4294967296", "99999999999", "1000:4294967295", "0:18446744073709551616"}) {
+    auto c = ResolveUser(spec, kPasswd, kGroup);
+    ASSERT_FALSE(c) << spec;
+    EXPECT_EQ(ExitCodeFor(c.error().kind), 64) << spec << ": " << c.error().msg;
+    EXPECT_NE(c.error().msg.find("out of range"), std::string::npos) << c.error().msg;
+  }
+  auto largest = ResolveUser("4294967294:4294967294", "", "");
+  ASSERT_TRUE(largest);
+  EXPECT_EQ(largest->uid, 4294967294u);
 }
 
 TEST(Users, NumericUidWithEntryUsesIt) {
