@@ -20,11 +20,14 @@ struct ExitCode {
 inline constexpr std::array<ExitCode, 9> kExitCodes = {{
     {0, std::nullopt, "ready (`prepare`; `inspect` found no problem)"},
     {64, Kind::kUsage,
-     "bad usage: unknown option, bad value, no command; `restore` of a snapshot that does not exist"},
+     "bad usage: unknown option, bad value, no command; `restore` of a snapshot that does not exist; "
+     "`--user \"\"` or `AGENT_INIT_USER=` set empty; a uid or gid past 4294967294"},
     {65, Kind::kLayout,
      "the home's layout is missing, ambiguous or broken; an executable place is `noexec` or on the volume; a "
-     "FIFO or device where agent-init expects a directory or file; a journal or history agent-init cannot "
-     "read; (state layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
+     "FIFO or device where agent-init expects a directory or file; a journal, history or layout record "
+     "agent-init cannot read; the agent's state in both layouts' run directories, differing (after a layout "
+     "change); a `VH/run` symlink that points at the volume, above it, at the bookkeeping or the versioned "
+     "home; (state layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
      "marker, or 7.x install and temp directories on different mounts"},
     {67, Kind::kNoUser,
      "`--user` names a user or group that does not exist (nothing is touched, nothing runs)"},
@@ -36,7 +39,8 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
      "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` while the "
      "agent runs"},
     {77, Kind::kDenied,
-     "permission denied, or refused for safety (a symlink planted in the volume); `--user` without root; "
+     "permission denied, or refused for safety (a symlink planted in the volume, also under `snapshots/` for "
+     "`restore`); `--user` without root; "
      "agent-init started as a user that may not write the volume or the image (the message names the ids, "
      "the "
      "owner, the mode and the fix); agent-init started setuid"},

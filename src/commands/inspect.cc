@@ -147,14 +147,14 @@ void InspectLayoutChange(const Volume& volume, InspectReport& r) {
     case LayoutTransition::What::kNone:
       return;
     case LayoutTransition::What::kMove:
-      r.layout_change = "moves " + Q(from) + " (" + std::to_string(plan->entries) + " entries) to " + Q(to) +
-                        ", after a snapshot";
+      r.layout_change = "moves " + Q(from) + " (" + std::to_string(plan->entries) +
+                        (plan->entries == 1 ? " entry" : " entries") + ") to " + Q(to) + ", after a snapshot";
       return;
     case LayoutTransition::What::kIdentical:
       r.layout_change = "removes " + Q(from) + ", which holds the same state as " + Q(to);
       return;
     case LayoutTransition::What::kConflict:
-      r.layout_change = "none: both " + Q(from) + " and " + Q(to) + " hold state, and it differs";
+      r.layout_change = "stops (65): both " + Q(from) + " and " + Q(to) + " hold state, and it differs";
       AddProblem(r, "layout-conflict", from, LayoutConflict(volume, *plan));
       return;
   }
