@@ -7,7 +7,7 @@ namespace agent_init {
 std::string_view ModeName(Mode mode) {
   static constexpr EnumName<Mode> kNames[] = {
       {Mode::kExec, "exec"},       {Mode::kSupervise, "supervise"}, {Mode::kPrepare, "prepare"},
-      {Mode::kInspect, "inspect"}, {Mode::kRestore, "restore"},
+      {Mode::kInspect, "inspect"}, {Mode::kRestore, "restore"},     {Mode::kEject, "eject"},
   };
   return NameOf(mode, kNames);
 }

@@ -16,9 +16,10 @@ enum class Mode {
   kPrepare,    // prepare, then exit 0
   kInspect,    // report, change nothing
   kRestore,    // put a snapshot back
+  kEject,      // leave the volume in the agent's own layout, without agent-init
 };
 
-/// "exec", "supervise", "prepare", "inspect", "restore".
+/// "exec", "supervise", "prepare", "inspect", "restore", "eject".
 std::string_view ModeName(Mode mode);
 
 /// --layout: which layout the agent runs with, or `auto` to decide it.

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
+#include "commands/eject.h"
 #include "commands/inspect.h"
 #include "commands/prepare.h"
 #include "commands/restore.h"
@@ -40,7 +41,8 @@ struct Cli {
   bool json = false;
   std::string log_format = "text";
   std::string log_level = "info";
-  std::string snapshot;  // restore NAME
+  std::string snapshot;           // restore NAME
+  bool remove_snapshots = false;  // eject --remove-snapshots
   bool supervise = false;
   int grace = 10;
   bool signal_group = false;
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
                "  agent-init prepare [OPTIONS]                 prepare, then exit 0 (init containers)\n"
                "  agent-init inspect [OPTIONS] [--json]        report what is there; change nothing\n"
                "  agent-init restore [OPTIONS] NAME            put snapshot NAME back as STATE/run\n"
+               "  agent-init eject [OPTIONS] [--remove-snapshots]  leave the volume to the agent alone\n"
                "  agent-init --help | --version\n",
                "agent-init"};
   app.set_version_flag("--version", AGENT_INIT_VERSION);
@@ -211,7 +214,12 @@ int main(int argc, char** argv) {
   CLI::App* restore = app.add_subcommand(
       "restore", "Put snapshot NAME back as STATE/run (keeping the current one as a snapshot)");
   restore->add_option("NAME", cli.snapshot, "Snapshot name (inspect lists them)")->required();
-  for (CLI::App* sub : {prepare, inspect, restore}) sub->fallthrough();
+  CLI::App* eject = app.add_subcommand(
+      "eject", "Leave the volume in the agent's own layout (STATE_PATH), remove agent-init's bookkeeping");
+  eject->add_flag("--remove-snapshots", cli.remove_snapshots, "Remove the snapshots too")
+      ->envname("AGENT_INIT_REMOVE_SNAPSHOTS");
+  eject->add_option("COMMAND", cli.command, "After --: the command the image runs (decides --layout auto)");
+  for (CLI::App* sub : {prepare, inspect, restore, eject}) sub->fallthrough();
   app.require_subcommand(0, 1);
 
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -241,10 +249,11 @@ int main(int argc, char** argv) {
   config.mode = prepare->parsed()   ? Mode::kPrepare
                 : inspect->parsed() ? Mode::kInspect
                 : restore->parsed() ? Mode::kRestore
+                : eject->parsed()   ? Mode::kEject
                 : cli.supervise     ? Mode::kSupervise
                                     : Mode::kExec;
   const bool runs_command = config.mode == Mode::kExec || config.mode == Mode::kSupervise;
-  if (!runs_command && config.mode != Mode::kInspect && !cli.command.empty()) {
+  if (!runs_command && config.mode != Mode::kInspect && config.mode != Mode::kEject && !cli.command.empty()) {
     return UsageError("unexpected arguments after the mode: " + cli.command.front());
   }
   if (runs_command && cli.command.empty()) {
@@ -277,6 +286,14 @@ int main(int argc, char** argv) {
     std::string out = cli.json ? agent_init::RenderJson(report) : agent_init::RenderText(report);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return report.problems.empty() ? 0 : agent_init::ExitCodeFor(Kind::kLayout);
+  }
+
+  if (config.mode == Mode::kEject) {
+    auto ejected = agent_init::Eject(config, cli.command, cli.remove_snapshots);
+    if (!ejected) return Report(ejected.error());
+    std::string out = agent_init::ManifestChange(*ejected);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
   }
 
   if (config.mode == Mode::kRestore) {

@@ -27,7 +27,8 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
      "FIFO or device where agent-init expects a directory or file; a journal, history or layout record "
      "agent-init cannot read; the agent's state in both layouts' run directories, differing (after a layout "
      "change); a `VH/run` symlink that points at the volume, above it, at the bookkeeping or the versioned "
-     "home; (state layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
+     "home; `eject` for an image that runs `elastic-agent run`, or a volume that fails eject's check; (state "
+     "layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
      "marker, or 7.x install and temp directories on different mounts"},
     {67, Kind::kNoUser,
      "`--user` names a user or group that does not exist (nothing is touched, nothing runs)"},
@@ -36,8 +37,8 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
      "root "
      "filesystem is read-only and mounting is not permitted, `--method bind` without permission, I/O errors"},
     {75, Kind::kBusy,
-     "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` while the "
-     "agent runs"},
+     "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` or `eject` "
+     "while the agent runs"},
     {77, Kind::kDenied,
      "permission denied, or refused for safety (a symlink planted in the volume, also under `snapshots/` for "
      "`restore`); `--user` without root; "

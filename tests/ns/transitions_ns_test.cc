@@ -42,37 +42,60 @@ std::string JsonString(const std::string& json, const std::string& key) {
   return json.substr(at, json.find('"', at) - at);
 }
 
-class TransitionsNs : public ::testing::TestWithParam<Transition> {
+// Images made from agent-sim, and one volume.
+class ImagesNs : public ::testing::Test {
  protected:
   void SetUp() override {
     REQUIRE_MOUNT_NAMESPACE();
-    for (const Image* image : {&GetParam().from, &GetParam().to}) {
-      test::HomeFixture f(Home(*image));
-      f.VersionedHome(image->vh, image->dirs);
-      test::WriteFile(f.Vh(image->vh) + "/elastic-agent", test::ReadFile(AGENT_SIM_BINARY), 0755);
-      for (const auto& d : image->dirs) {
-        if (d == "downloads" || d == "components")
-          test::WriteFile(f.Vh(image->vh) + "/" + d + "/metricbeat", test::ReadFile(AGENT_SIM_BINARY), 0755);
-      }
-      f.HomeSymlink(f.Vh(image->vh) + "/elastic-agent");
-      test::MakeDirs(Home(*image) + "/data/tmp");
-    }
     test::MakeDirs(t_ / "state");
   }
+  void MakeImage(const Image& image) {
+    test::HomeFixture f(Home(image));
+    f.VersionedHome(image.vh, image.dirs);
+    test::WriteFile(f.Vh(image.vh) + "/elastic-agent", test::ReadFile(AGENT_SIM_BINARY), 0755);
+    for (const auto& d : image.dirs) {
+      if (d == "downloads" || d == "components")
+        test::WriteFile(f.Vh(image.vh) + "/" + d + "/metricbeat", test::ReadFile(AGENT_SIM_BINARY), 0755);
+    }
+    f.HomeSymlink(f.Vh(image.vh) + "/elastic-agent");
+    test::MakeDirs(Home(image) + "/data/tmp");
+  }
   std::string Home(const Image& image) { return t_ / (std::string("image-") + image.vh); }
+  std::string Generation(const Image& image) {
+    return std::string("AGENT_SIM_GENERATION=") + image.generation;
+  }
   // One container start: agent-init in front of the image's agent.
   RunResult Start(const Image& image) {
     return AgentInit(
         {"--home", Home(image), "--state", t_ / "state", "--", Home(image) + "/elastic-agent", image.mode},
-        {std::string("AGENT_SIM_GENERATION=") + image.generation});
+        {Generation(image)});
+  }
+  // The agent alone, as the image runs it with the volume at STATE_PATH.
+  RunResult Alone(const Image& image) {
+    return test::Run({Home(image) + "/elastic-agent", image.mode},
+                     {Generation(image), "STATE_PATH=" + t_ / "state"});
+  }
+  std::string MountVolume() {
+    if (::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "mode=0755") < 0)
+      return std::string("tmpfs: ") + std::strerror(errno);
+    return "";
   }
   test::TempDir t_;
+};
+
+class TransitionsNs : public ImagesNs, public ::testing::WithParamInterface<Transition> {
+ protected:
+  void SetUp() override {
+    ImagesNs::SetUp();
+    MakeImage(GetParam().from);
+    MakeImage(GetParam().to);
+  }
 };
 
 TEST_P(TransitionsNs, IdentityAndComponentStateArriveIntact) {
   const Transition& tr = GetParam();
   std::string failure = InMountNamespace([&]() -> std::string {
-    NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", MS_NOEXEC, "mode=0755") == 0, "tmpfs volume");
+    if (auto e = MountVolume(); !e.empty()) return e;
     RunResult a = Start(tr.from);
     NS_CHECK(a.status == 0 && Contains(a.out, "\"starts\":1"), "first image: " + a.out + a.err);
     const std::string id = JsonString(a.out, "identity"), run_a = JsonString(a.out, "run_dir");
@@ -125,6 +148,58 @@ INSTANTIATE_TEST_SUITE_P(Upgrades, TransitionsNs,
                                            Transition{"v8_6_to_8_13_installed_home", k86, k813},
                                            Transition{"rollback_7_15_to_7_12", k715, k712}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
+
+// The way out: a 7.11 volume upgraded to 8.6 with agent-init, then
+// ejected; the agent started alone (the volume at STATE_PATH) keeps its
+// identity and state. Snapshots stay unless asked.
+class EjectNs : public ImagesNs {};
+
+TEST_F(EjectNs, LeavesAVolumeTheAgentUsesAlone) {
+  for (bool remove_snapshots : {false, true}) {
+    SCOPED_TRACE(remove_snapshots ? "--remove-snapshots" : "snapshots kept");
+    test::Shell("rm -rf " + t_ / "image-*");
+    MakeImage(k711);
+    MakeImage(k86);
+    std::string failure = InMountNamespace([&]() -> std::string {
+      if (auto e = MountVolume(); !e.empty()) return e;
+      RunResult a = Start(k711);
+      NS_CHECK(a.status == 0, "7.11: " + a.out + a.err);
+      const std::string id = JsonString(a.out, "identity");
+      test::WriteFile(JsonString(a.out, "run_dir") + "/log-default/registry", "offsets");
+      RunResult b = Start(k86);
+      NS_CHECK(b.status == 0 && JsonString(b.out, "identity") == id, "8.6 with agent-init: " + b.out + b.err);
+
+      // Not for an image whose own mode loses the state: 65, nothing changed.
+      RunResult refused = AgentInit({"--home", Home(k711), "--state", t_ / "state", "eject", "--",
+                                     Home(k711) + "/elastic-agent", "run"});
+      NS_CHECK(refused.status == 65, "eject for 7.11: exit " + std::to_string(refused.status) + refused.err);
+      NS_CHECK(Contains(refused.err, "elastic-agent run") && Contains(refused.err, "lost"), refused.err);
+      NS_CHECK(test::Exists(t_ / "state/.agent-init/history"), "the refusal changed nothing");
+
+      std::vector<std::string> args{"--home", Home(k86), "--state", t_ / "state", "eject"};
+      if (remove_snapshots) args.push_back("--remove-snapshots");
+      args.insert(args.end(), {"--", Home(k86) + "/elastic-agent", "container"});
+      RunResult out = AgentInit(args);
+      NS_CHECK(out.status == 0, "eject: " + out.out + out.err);
+      NS_CHECK(Contains(out.out, "STATE_PATH") && Contains(out.out, "remove the agent-init"),
+               "prints the manifest change: " + out.out);
+      NS_CHECK(
+          !test::Exists(t_ / "state/.agent-init/history") && !test::Exists(t_ / "state/.agent-init/lock"),
+          "the bookkeeping is gone");
+      NS_CHECK(test::Exists(t_ / "state/.agent-init/snapshots") != remove_snapshots,
+               "snapshots kept unless asked");
+      NS_CHECK(remove_snapshots != Contains(out.out, "Kept: "), out.out);
+
+      RunResult alone = Alone(k86);
+      NS_CHECK(alone.status == 0, "the agent alone: " + alone.out);
+      NS_CHECK(JsonString(alone.out, "identity") == id, "identity lost after eject: " + alone.out);
+      NS_CHECK(Contains(alone.out, "\"starts\":3"), alone.out);
+      NS_CHECK(test::ReadFile(t_ / "state/data/run/log-default/registry") == "offsets", "component state");
+      return "";
+    });
+    EXPECT_EQ(failure, "");
+  }
+}
 
 }  // namespace
 }  // namespace agent_init
