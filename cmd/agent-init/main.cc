@@ -268,7 +268,9 @@ int main(int argc, char** argv) {
   // An empty --user is a mistake, not "stay as we are"; CLI11 passes over an
   // empty environment variable, so AGENT_INIT_USER= is looked at here.
   const char* env_user = std::getenv("AGENT_INIT_USER");
-  if (app.count("--user") > 0 ? config.user.empty() : (env_user != nullptr && *env_user == '\0')) {
+  const bool uses_user = config.mode != Mode::kInspect && config.mode != Mode::kEject;
+  if (uses_user &&
+      (app.count("--user") > 0 ? config.user.empty() : (env_user != nullptr && *env_user == '\0'))) {
     return UsageError("--user is empty (or AGENT_INIT_USER is set to nothing)",
                       "give USER or USER:GROUP, or leave the option out to keep agent-init's own user");
   }

@@ -26,7 +26,7 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
      "the home's layout is missing, ambiguous or broken; an executable place is `noexec` or on the volume; a "
      "FIFO or device where agent-init expects a directory or file; a journal, history or layout record "
      "agent-init cannot read; the agent's state in both layouts' run directories, differing (after a layout "
-     "change); a `VH/run` symlink that points at the volume, above it, at the bookkeeping or the versioned "
+     "change); a `VH/run` symlink that points at the volume, above or inside it, or at the versioned "
      "home; `eject` for an image that runs `elastic-agent run`, or a volume that fails eject's check; (state "
      "layout) `STATE_PATH` set to another directory than `--state`, a `STATE/data/.installed` "
      "marker, or 7.x install and temp directories on different mounts"},

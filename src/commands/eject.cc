@@ -61,6 +61,13 @@ Result<std::vector<std::string>> RemoveBookkeeping(Volume& volume, bool remove_s
     if (!removed) return std::unexpected(removed.error());
   }
   std::vector<std::string> kept;
+  // Anything else (a directory the operator set aside there) is left as found.
+  auto entries = aidir.List();
+  if (!entries) return std::unexpected(entries.error());
+  for (const auto& e : *entries) {
+    if (e.name != names::kSnapshots && e.name != names::kConflicts && e.name != names::kDisplaced)
+      kept.push_back(aidir.PathOf(e.name) + ": not agent-init's, left as found");
+  }
   const std::pair<const char*, const char*> holding[] = {
       {names::kSnapshots, "snapshots of the agent's state (remove with eject --remove-snapshots)"},
       {names::kConflicts, "the image's copies that lost to the volume's in a migration"},

@@ -1,8 +1,10 @@
 #include "process/proc.h"
 
 #include <dirent.h>
+
 #include <fcntl.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <map>
 #include <string>
@@ -30,20 +32,24 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   return st;
 }
 
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  return ParseProcStat(std::string_view(buf, static_cast<size_t>(n)));
+}
+
 std::vector<pid_t> Descendants(pid_t root) {
   std::multimap<pid_t, pid_t> children;  // ppid -> pid
   DIR* d = ::opendir("/proc");
   if (d == nullptr) return {};
   while (struct dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    std::string path = std::string("/proc/") + e->d_name + "/stat";
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[512];
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) continue;
-    auto st = ParseProcStat(std::string_view(buf, static_cast<size_t>(n)));
+    auto st = ReadProcStat(static_cast<pid_t>(std::atoi(e->d_name)));
     if (st && st->state != 'Z' && st->state != 'X') children.emplace(st->ppid, st->pid);
   }
   ::closedir(d);

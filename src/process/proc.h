@@ -20,6 +20,9 @@ struct ProcStat {
 /// Parses /proc/<pid>/stat text (the command name may hold spaces and ')').
 std::optional<ProcStat> ParseProcStat(std::string_view text);
 
+/// /proc/<pid>/stat of one process; std::nullopt when it is gone.
+std::optional<ProcStat> ReadProcStat(pid_t pid);
+
 /// Every live process below `root` (not `root` itself), zombies excluded.
 /// Empty when /proc is unavailable.
 std::vector<pid_t> Descendants(pid_t root);

@@ -146,6 +146,11 @@ class Supervisor {
       followed_own_stop_ = false;
       return;
     }
+    // Reported late (after a SIGCONT already continued it): not stopped now.
+    if (auto now = ReadProcStat(child_); now && now->state != 'T') {
+      log::Debug("the command runs again; not stopping");
+      return;
+    }
     StopWithTheCommand();
   }
 
@@ -199,14 +204,17 @@ class Supervisor {
   }
 
   // SIGCONT: after `fg` the shell gave the terminal to agent-init's group;
-  // the command had it, and gets it back before it continues. After `bg`
-  // the shell keeps it.
+  // the command gets it before it continues (also when agent-init started
+  // in the background and never had it). After `bg` the shell keeps it.
   void OnContinued() {
     followed_own_stop_ = false;
-    if (!gave_tty_ || ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
+    if (!on_tty_ || ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
     pid_t group = ::getpgid(child_);
-    if (group > 0 && ::tcsetpgrp(STDIN_FILENO, group) < 0)
-      log::Warn("could not give the terminal back to the command", {{"error", std::strerror(errno)}});
+    if (group > 0 && ::tcsetpgrp(STDIN_FILENO, group) < 0) {
+      log::Warn("could not give the terminal to the command", {{"error", std::strerror(errno)}});
+      return;
+    }
+    gave_tty_ = true;  // and it comes back at exit
   }
 
   // SIGTERM to every descendant, then SIGKILL after the grace period. When

@@ -38,14 +38,14 @@ Result<Held> Look(const Volume& volume, Layout layout) {
   return held;
 }
 
+}  // namespace
+
 Result<void> RecordLayout(const Volume& volume, Layout layout) {
   auto w =
       WriteFileAtomic(volume.bookkeeping(), names::kLayoutRecord, std::string(LayoutName(layout)) + "\n");
   if (!w) return std::unexpected(Wrap(w.error(), "record the volume's layout"));
   return {};
 }
-
-}  // namespace
 
 Result<std::optional<Layout>> ReadLastLayout(const Volume& volume) {
   if (!volume.bookkeeping().valid()) return std::optional<Layout>{};  // agent-init never ran here
@@ -131,20 +131,20 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
     if (!from) return std::unexpected(from.error());
     auto into = volume.MakeRun(to);
     if (!into) return std::unexpected(into.error());
+    // The record flips with the journaled move: from here on a crash is
+    // finished by recovery, into the layout the record names.
     auto migrated = MigrateRun(
         *from, *into, volume, id,
-        {{"volume-from", std::string(Volume::RunRel(t.from))}, {"into", std::string(Volume::RunRel(to))}});
+        {{"volume-from", std::string(Volume::RunRel(t.from))}, {"into", std::string(Volume::RunRel(to))}},
+        [&] { return RecordLayout(volume, to); });
     if (!migrated) return std::unexpected(migrated.error());
-    // The emptied directory goes too: the volume shows one layout.
-    if (auto parent = volume.OpenRunParent(t.from); parent)
-      ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
     log::Info("carried the agent's state over to the layout about to start",
               {{"to", into->path()},
                {"moved", std::to_string(migrated->moved)},
                {"conflicts", std::to_string(migrated->conflicts.size())}});
     moved = true;
   }
-  if (t.last != to) {
+  if (t.last != to && !moved) {
     // An emptied run directory of the other layout (a move that a crash
     // interrupted, finished by the journal's recovery) goes too.
     if (t.entries == 0) {

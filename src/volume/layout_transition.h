@@ -39,6 +39,9 @@ Result<LayoutTransition> PlanLayoutTransition(const Volume& volume, Layout to);
 /// The 65 error for a conflict: both run directories, and how to resolve it.
 Error LayoutConflict(const Volume& volume, const LayoutTransition& t);
 
+/// Records `layout` as the one that last used the volume.
+Result<void> RecordLayout(const Volume& volume, Layout layout);
+
 /// Carries the state over for a start with layout `to` (the lock held) and
 /// records `to` as the volume's layout. `id` names the migration and its
 /// conflicts directory. True when state moved.

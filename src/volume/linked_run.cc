@@ -65,12 +65,19 @@ Result<std::optional<Dir>> OpenLinkedRun(const Dir& vh, const std::string& link_
   const std::string real = RealPathOf(target.fd());
   const std::string state_real = RealPathOf(volume.dir().fd());
   const std::string vh_real = RealPathOf(vh.fd());
+  if (real.empty() || state_real.empty() || vh_real.empty()) {
+    return Fail(
+        Kind::kLayout,
+        "cannot tell where " + Q(shown) + " (a symlink to " + Q(link_target) +
+            ") leads: /proc/self/fd is not readable; agent-init will not move what it cannot place",
+        "mount /proc, or move the state into " + Q(state_run.path()) + " yourself and remove the symlink");
+  }
   std::string whose;
-  if (!real.empty() && !state_real.empty() && Within(state_real, real)) {
+  if (Within(state_real, real)) {
     whose = "the state volume " + Q(volume.path()) + (real == state_real ? "" : " (it is above it)");
-  } else if (!real.empty() && !state_real.empty() && Within(real, state_real + "/" + names::kBookkeeping)) {
-    whose = "agent-init's own bookkeeping";
-  } else if (!real.empty() && !vh_real.empty() && Within(vh_real, real)) {
+  } else if (Within(real, state_real)) {
+    whose = "inside the state volume " + Q(volume.path()) + " (not its run directory)";
+  } else if (Within(vh_real, real)) {
     whose = "the versioned home " + Q(vh.path()) + " or a directory above it";
   }
   if (!whose.empty()) {

@@ -6,6 +6,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/record.h"
 #include "base/sys.h"
 #include "base/tree.h"
 #include "volume/names.h"
@@ -163,6 +164,12 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
   if (!merged) return std::unexpected(merged.error());
   auto removed = RemoveEntry(aidir, names::kMigrate);
   if (!removed) return std::unexpected(removed.error());
+  // A move within the volume leaves its emptied source behind: it goes
+  // before the journal is cleared, so that a crash cannot leave it.
+  if (auto from_rel = Lookup(intent.args, "volume-from")) {
+    Layout from = *from_rel == Volume::RunRel(Layout::kState) ? Layout::kState : Layout::kRun;
+    if (auto parent = volume.OpenRunParent(from); parent) ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
+  }
   auto cleared = journal.Clear();
   if (!cleared) return std::unexpected(cleared.error());
   return result;
@@ -171,7 +178,8 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
 }  // namespace
 
 Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
-                                   const std::string& id, const Record& where) {
+                                   const std::string& id, const Record& where,
+                                   const std::function<Result<void>()>& journaled) {
   const Dir& aidir = volume.bookkeeping();
   // With no unfinished migration in the journal, whatever is left in the
   // work area is not a complete copy of anything: it must not stand in for
@@ -182,6 +190,9 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, V
   intent.args.insert(intent.args.end(), where.begin(), where.end());
   auto w = volume.journal().Write(intent);
   if (!w) return std::unexpected(w.error());
+  if (journaled) {
+    if (auto done = journaled(); !done) return std::unexpected(done.error());
+  }
   auto r = RunPhases(intent, &image_run, state_run, volume);
   if (!r)
     return std::unexpected(

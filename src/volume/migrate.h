@@ -10,6 +10,7 @@
 //            copy stays and the image's goes to .agent-init/conflicts/<id>/.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,12 @@ struct MigrationResult {
 /// `where` goes into the journal for recovery: empty for the image's VH/run
 /// into STATE/run; "volume-from" and "into" (paths below STATE) for a move
 /// within the volume.
+/// `journaled` runs once the intent is in the journal, before anything
+/// moves: what must change together with the migration (a crash after it is
+/// finished by recovery).
 Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, Volume& volume,
-                                   const std::string& id, const Record& where = {});
+                                   const std::string& id, const Record& where = {},
+                                   const std::function<Result<void>()>& journaled = {});
 
 /// Finishes a migration that `intent` says was interrupted. `image_run` may
 /// be null (the image no longer has a run directory).

@@ -1,6 +1,9 @@
 #include "volume/recovery.h"
 
+#include <unistd.h>
+
 #include "base/record.h"
+#include "volume/layout_transition.h"
 #include "volume/linked_run.h"
 #include "volume/migrate.h"
 #include "volume/names.h"
@@ -38,6 +41,10 @@ Result<void> RecoverJournal(Volume& volume, const Dir* vh) {
     }
     auto r = ResumeMigration(in, source ? &*source : nullptr, *state_run, volume);
     if (!r) return std::unexpected(r.error());
+    // A layout change: the volume now holds the state in `into`'s layout,
+    // also when the crash came before the record was written.
+    if (from_rel) return RecordLayout(volume, into);
+
     return {};
   }
   if (in.op == kOpSnapshot || in.op == kOpRestore) return ResumeSnapshotChange(in, volume);

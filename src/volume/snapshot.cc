@@ -159,7 +159,9 @@ std::string Mib(std::uint64_t bytes) {
 // would fail on it again. A full volume is explained: what the state takes,
 // what is free, and the two ways on.
 std::unexpected<Error> RollBackCopy(Error e, const Dir& parent, const Dir& snapshots, Volume& volume) {
+  bool removed_partial = true;
   if (auto removed = RemoveEntry(snapshots, kSnapshotPartial); !removed) {
+    removed_partial = false;
     log::Warn("could not remove the partial snapshot", {{"error", removed.error().msg}});
   } else if (auto cleared = volume.journal().Clear(); !cleared) {
     log::Warn("could not clear the journal", {{"error", cleared.error().msg}});
@@ -171,10 +173,10 @@ std::unexpected<Error> RollBackCopy(Error e, const Dir& parent, const Dir& snaps
     e.msg += "; the state takes " + Mib(*needed) + ", the volume has " +
              Mib(static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize) + " free";
   }
-  e.hint =
-      "the live state is untouched and the partial copy removed; free space on the volume (enough for one "
-      "more copy of the state), or start without a snapshot: --keep-snapshots 0 "
-      "(AGENT_INIT_KEEP_SNAPSHOTS=0)";
+  e.hint = std::string("the live state is untouched") +
+           (removed_partial ? " and the partial copy removed" : "; the next start removes the partial copy") +
+           "; free space on the volume (enough for one more copy of the state), or start without a snapshot: "
+           "--keep-snapshots 0 (AGENT_INIT_KEEP_SNAPSHOTS=0)";
   return std::unexpected(e);
 }
 

@@ -299,5 +299,40 @@ TEST_F(FaultVolume, LayoutChangeSurvivesACrashAtEveryStep) {
   std::cout << "layout change: recovered from a crash at each of " << steps << " steps\n";
 }
 
+// A crash in the middle of the layout change, then a rollback to the old
+// image (the run layout) rather than a restart: the state must follow the
+// record back, never leaving the old image on an empty STATE/run.
+TEST_F(FaultVolume, ARollbackAfterACrashedLayoutChangeFindsTheState) {
+  int steps = 0;
+  std::string a_state;
+  auto start = [&](const char* layout, const std::vector<std::string>& env) {
+    return AgentInit(
+        {"--home", t_ / "image-elastic-agent-aaaaaa", "--state", S(), "--layout", layout, "prepare"}, env);
+  };
+  Scenario s;
+  s.setup = [&]() -> std::string {
+    if (auto e = VolumeUsedByA(); !e.empty()) return e;
+    a_state = test::TreeDigest(S() + "/run");
+    return "";
+  };
+  s.act = [&](const std::vector<std::string>& env) { return start("state", env); };
+  s.restart = [&] { return start("run", {}); };
+  s.digest = [&] {
+    // Wherever the record says the volume's layout is, A's state is there,
+    // and only there.
+    std::string layout = test::ReadFile(S() + "/.agent-init/layout");
+    std::string here = layout == "state\n" ? "/data/run" : "/run",
+                there = layout == "state\n" ? "/run" : "/data/run";
+    return std::string("A's state where the record says: ") +
+           (test::TreeDigest(S() + here) == a_state ? "yes" : "no") +
+           "\nthe other place: " + (test::Exists(S() + there) ? "exists" : "gone") +
+           "\nleftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+           (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
+  };
+  EXPECT_EQ(Sweep(s, steps), "");
+  EXPECT_GT(steps, 5);
+  std::cout << "rollback after a crashed layout change: recovered at each of " << steps << " steps\n";
+}
+
 }  // namespace
 }  // namespace agent_init

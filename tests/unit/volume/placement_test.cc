@@ -216,12 +216,14 @@ TEST(Placement, ASymlinkToTheVolumesRunDirectoryByAnotherPathMovesNothing) {
   EXPECT_EQ(test::ReadFile(f.t / "state/run/agent.id"), "the-identity");
 }
 
-// Emptying the volume (or a directory above it, or the versioned home) into
+// Emptying the volume (a directory above it, one inside it, or the versioned home) into
 // STATE/run would move the volume into itself: refused, nothing changed.
 TEST(Placement, ASymlinkToTheVolumeOrAboveIs65AndChangesNothing) {
-  for (std::string target : {"state", ".", "home/data/elastic-agent-aaaaaa", "state/.agent-init"}) {
+  for (std::string target :
+       {"state", ".", "home/data/elastic-agent-aaaaaa", "state/.agent-init", "state/data/run"}) {
     PlaceFixture f;
     test::WriteFile(f.t / "state/run/agent.id", "the-identity");
+    test::WriteFile(f.t / "state/data/run/agent.id", "another");
     ::rmdir(f.Run().c_str());
     test::Symlink(target == "." ? f.t.path() : f.t / target, f.Run());
     ASSERT_NO_FATAL_FAILURE(f.Open());
