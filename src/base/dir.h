@@ -100,6 +100,11 @@ bool IsPlainName(std::string_view name);
 /// its own work-in-progress entries start with a dot.
 bool IsVisibleName(std::string_view name);
 
+/// Whether two statx results are the same inode (device and number).
+inline bool SameInode(const struct statx& a, const struct statx& b) {
+  return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
+}
+
 /// Lexically normalises an absolute path: collapses "//", "." and "..".
 std::string NormalizePath(std::string_view path);
 

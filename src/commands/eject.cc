@@ -20,13 +20,13 @@ namespace agent_init {
 namespace {
 
 bool IsSymlinkAt(const Dir& dir, const char* name) {
-  struct stat st;
-  return ::fstatat(dir.fd(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+  auto st = dir.Stat(name);
+  return st && *st && S_ISLNK((*st)->stx_mode);
 }
 
 bool ExistsAt(const Dir& dir, const char* name) {
-  struct stat st;
-  return ::fstatat(dir.fd(), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  auto st = dir.Stat(name);
+  return st && *st;
 }
 
 // The volume as the agent's own container mode will find it: everything

@@ -33,8 +33,7 @@ bool Within(const std::string& inner, const std::string& outer) {
 bool SameDir(const Dir& a, const Dir& b) {
   auto x = a.StatSelf();
   auto y = b.StatSelf();
-  return x && y && x->stx_ino == y->stx_ino && x->stx_dev_major == y->stx_dev_major &&
-         x->stx_dev_minor == y->stx_dev_minor;
+  return x && y && SameInode(*x, *y);
 }
 
 }  // namespace

@@ -26,10 +26,6 @@ std::string ReadOnlyHint() {
          "read-only root filesystems)";
 }
 
-bool SameInode(const struct statx& a, const struct statx& b) {
-  return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
-}
-
 // Bind-mounts fd to fd: the new mount API where there is one, else mount(2)
 // through /proc/self/fd of the same verified fds. Seccomp profiles answer
 // the newer calls with ENOSYS or EPERM while allowing mount(2) (Docker's

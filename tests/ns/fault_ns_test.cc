@@ -183,6 +183,23 @@ class FaultVolume : public ::testing::Test {
     return AgentInit(
         {"--home", t_ / std::string("image-") + vh, "--state", S(), "--method", "symlink", "prepare"}, env);
   }
+  // A's image with --layout LAYOUT.
+  RunResult StartInLayout(const char* layout, const std::vector<std::string>& env = {}) {
+    return AgentInit(
+        {"--home", t_ / "image-elastic-agent-aaaaaa", "--state", S(), "--layout", layout, "prepare"}, env);
+  }
+  // The layout change of A's volume: from the run layout A left it in to
+  // the state layout. `a_state` gets A's state when the world is made.
+  Scenario LayoutChange(std::string& a_state) {
+    Scenario s;
+    s.setup = [this, &a_state]() -> std::string {
+      if (auto e = VolumeUsedByA(); !e.empty()) return e;
+      a_state = test::TreeDigest(S() + "/run");
+      return "";
+    };
+    s.act = [this](const std::vector<std::string>& env) { return StartInLayout("state", env); };
+    return s;
+  }
   // The volume after A ran: history says A, run holds A's state, and two
   // older snapshots wait to be pruned.
   std::string VolumeUsedByA() {
@@ -272,17 +289,7 @@ TEST_F(FaultVolume, RestoreSurvivesACrashAtEveryStep) {
 TEST_F(FaultVolume, LayoutChangeSurvivesACrashAtEveryStep) {
   int steps = 0;
   std::string a_state;
-  auto start = [&](const char* layout, const std::vector<std::string>& env) {
-    return AgentInit(
-        {"--home", t_ / "image-elastic-agent-aaaaaa", "--state", S(), "--layout", layout, "prepare"}, env);
-  };
-  Scenario s;
-  s.setup = [&]() -> std::string {
-    if (auto e = VolumeUsedByA(); !e.empty()) return e;
-    a_state = test::TreeDigest(S() + "/run");
-    return "";
-  };
-  s.act = [&](const std::vector<std::string>& env) { return start("state", env); };
+  Scenario s = LayoutChange(a_state);
   s.restart = [&] { return s.act({}); };
   s.digest = [&] {
     std::string snaps = S() + "/.agent-init/snapshots/";
@@ -305,18 +312,8 @@ TEST_F(FaultVolume, LayoutChangeSurvivesACrashAtEveryStep) {
 TEST_F(FaultVolume, ARollbackAfterACrashedLayoutChangeFindsTheState) {
   int steps = 0;
   std::string a_state;
-  auto start = [&](const char* layout, const std::vector<std::string>& env) {
-    return AgentInit(
-        {"--home", t_ / "image-elastic-agent-aaaaaa", "--state", S(), "--layout", layout, "prepare"}, env);
-  };
-  Scenario s;
-  s.setup = [&]() -> std::string {
-    if (auto e = VolumeUsedByA(); !e.empty()) return e;
-    a_state = test::TreeDigest(S() + "/run");
-    return "";
-  };
-  s.act = [&](const std::vector<std::string>& env) { return start("state", env); };
-  s.restart = [&] { return start("run", {}); };
+  Scenario s = LayoutChange(a_state);
+  s.restart = [&] { return StartInLayout("run"); };
   s.digest = [&] {
     // Wherever the record says the volume's layout is, A's state is there,
     // and only there.

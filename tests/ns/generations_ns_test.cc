@@ -35,15 +35,7 @@ class GenerationsNs : public ::testing::TestWithParam<Generation> {
   void SetUp() override {
     REQUIRE_MOUNT_NAMESPACE();
     const Generation& g = GetParam();
-    test::HomeFixture f(t_ / "home");
-    f.VersionedHome(g.vh, g.dirs);
-    test::WriteFile(f.Vh(g.vh) + "/elastic-agent", test::ReadFile(Sim()), 0755);
-    for (const auto& d : g.dirs) {
-      if (d == "downloads" || d == "components")
-        test::WriteFile(f.Vh(g.vh) + "/" + d + "/metricbeat", test::ReadFile(Sim()), 0755);
-    }
-    f.HomeSymlink(f.Vh(g.vh) + "/elastic-agent");
-    test::MakeDirs(t_ / "home/data/tmp");
+    test::MakeSimHome(t_ / "home", g.vh, g.dirs, Sim());
     test::MakeDirs(t_ / "state");
   }
   std::string MountNoexecVolume() {

@@ -50,15 +50,7 @@ class ImagesNs : public ::testing::Test {
     test::MakeDirs(t_ / "state");
   }
   void MakeImage(const Image& image) {
-    test::HomeFixture f(Home(image));
-    f.VersionedHome(image.vh, image.dirs);
-    test::WriteFile(f.Vh(image.vh) + "/elastic-agent", test::ReadFile(AGENT_SIM_BINARY), 0755);
-    for (const auto& d : image.dirs) {
-      if (d == "downloads" || d == "components")
-        test::WriteFile(f.Vh(image.vh) + "/" + d + "/metricbeat", test::ReadFile(AGENT_SIM_BINARY), 0755);
-    }
-    f.HomeSymlink(f.Vh(image.vh) + "/elastic-agent");
-    test::MakeDirs(Home(image) + "/data/tmp");
+    test::MakeSimHome(Home(image), image.vh, image.dirs, AGENT_SIM_BINARY);
   }
   std::string Home(const Image& image) { return t_ / (std::string("image-") + image.vh); }
   std::string Generation(const Image& image) {

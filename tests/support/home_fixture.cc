@@ -40,4 +40,18 @@ Config Config711(const std::string& root, Mode mode) {
   return config;
 }
 
+HomeFixture MakeSimHome(const std::string& home, const std::string& vh, const std::vector<std::string>& dirs,
+                        const std::string& sim) {
+  HomeFixture f(home);
+  f.VersionedHome(vh, dirs);
+  const std::string binary = ReadFile(sim);
+  WriteFile(f.Vh(vh) + "/elastic-agent", binary, 0755);
+  for (const auto& d : dirs) {
+    if (d == "downloads" || d == "components") WriteFile(f.Vh(vh) + "/" + d + "/metricbeat", binary, 0755);
+  }
+  f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+  MakeDirs(home + "/data/tmp");
+  return f;
+}
+
 }  // namespace agent_init::test

@@ -29,6 +29,12 @@ class HomeFixture {
   std::string home_;
 };
 
+/// An image whose agent is agent-sim (`sim`, the binary): HOME/data/<vh>
+/// with `dirs`, agent-sim as the agent and as the packaged or pre-extracted
+/// component (in downloads/ or components/), the home symlink, data/tmp.
+HomeFixture MakeSimHome(const std::string& home, const std::string& vh, const std::vector<std::string>& dirs,
+                        const std::string& sim);
+
 /// The 7.11.1 image's versioned home, relative to a test's directory.
 inline constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
 
