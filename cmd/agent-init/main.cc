@@ -26,6 +26,7 @@
 #include "process/supervise.h"
 #include "process/users.h"
 #include "version.h"
+#include "version_text.h"
 
 extern char** environ;
 
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
                "  agent-init eject [OPTIONS] [--remove-snapshots]  leave the volume to the agent alone\n"
                "  agent-init --help | --version\n",
                "agent-init"};
-  app.set_version_flag("--version", AGENT_INIT_VERSION);
+  app.set_version_flag("--version", "");
 
   std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
                                                     {"bind", agent_init::Method::kBind},
@@ -239,7 +240,7 @@ int main(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
-    std::printf("agent-init %s\n", AGENT_INIT_VERSION);
+    std::printf("%s\n", agent_init::VersionText().c_str());
     return 0;
   } catch (const CLI::ParseError& e) {
     return UsageError(e.what());

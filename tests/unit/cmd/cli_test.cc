@@ -1,6 +1,7 @@
 // The command line is a contract (README, issue #3): these tests run the
 // real binary.
 #include <cstdio>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "binary.h"
 #include "home_fixture.h"
 #include "temp_dir.h"
+#include "version.h"
 
 namespace agent_init {
 namespace {
@@ -45,10 +47,17 @@ TEST(Cli, HelpListsModesOptionsEnvironmentAndExitCodes) {
   }
 }
 
-TEST(Cli, Version) {
+// Three lines: the version, the commit, the libmount it runs with.
+TEST(Cli, VersionNamesTheCommitAndLibmount) {
   RunResult r = AgentInit({"--version"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_TRUE(Contains(r.out, "agent-init 0.")) << r.out;
+  EXPECT_TRUE(
+      std::regex_match(r.out, std::regex("agent-init " AGENT_INIT_VERSION "\ncommit " AGENT_INIT_COMMIT
+                                         "\nlibmount 2\\.[0-9.]+ \\((shared library|static, from "
+                                         "util-linux [^)]+)\\)\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_match(std::string(AGENT_INIT_COMMIT), std::regex("[0-9a-f]{12}|unknown")))
+      << AGENT_INIT_COMMIT;
 }
 
 TEST(Cli, UsageErrorsAre64) {
