@@ -1,4 +1,4 @@
-# Cross-compiling for linux/arm64 on a Debian amd64 machine (scripts/setup):
+# Cross-compiling for linux/arm64 on a Debian amd64 machine, which needs
 #   gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu, and for the test tree the
 #   arm64 libraries through Debian multiarch (dpkg --add-architecture arm64).
 # The test programs run under qemu-user (qemu-aarch64-static): CTest and
