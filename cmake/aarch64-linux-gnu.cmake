@@ -9,7 +9,6 @@ set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static)
-# Libraries, headers and CMake packages of the target only (multiarch puts
-# them under /usr/lib/aarch64-linux-gnu; arch-independent headers under /usr).
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+# pkg-config sees the target's .pc files only (multiarch puts them under
+# /usr/lib/aarch64-linux-gnu; arch-independent ones under /usr/share).
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig)
