@@ -16,6 +16,11 @@ int Statx(int dirfd, const char* path, int flags, struct statx* out) {
 
 bool HasMountId(const struct statx& st) { return (st.stx_mask & STATX_MNT_ID) != 0; }
 
+bool SameMount(const struct statx& a, const struct statx& b) {
+  if (a.stx_dev_major != b.stx_dev_major || a.stx_dev_minor != b.stx_dev_minor) return false;
+  return !HasMountId(a) || !HasMountId(b) || a.stx_mnt_id == b.stx_mnt_id;
+}
+
 int BindFdToFd(int source_fd, int target_fd) {
   int tree = ::open_tree(source_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   if (tree < 0) return -1;

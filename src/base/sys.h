@@ -18,6 +18,11 @@ int Statx(int dirfd, const char* path, int flags, struct statx* out);
 /// True when statx filled in stx_mnt_id.
 bool HasMountId(const struct statx& st);
 
+/// True when `a` and `b` are on the same mount as far as statx can tell: the
+/// same device, and the same mount id where both have one (a kernel before
+/// 5.8, or qemu-user, reports none; another filesystem is still told apart).
+bool SameMount(const struct statx& a, const struct statx& b);
+
 /// Clones the mount tree at `fd` and attaches it onto `target_fd`: a bind
 /// mount from fd to fd, with no path lookup (Linux 5.2). -1/ENOSYS when the
 /// new mount API is not available.

@@ -17,7 +17,7 @@ namespace {
 struct Walk {
   uid_t uid;
   gid_t gid;
-  std::uint64_t mount_id;
+  struct statx top;  // the walk stays on this one's mount
   Privileged& ops;
   std::uint64_t changed = 0;
 };
@@ -43,7 +43,7 @@ Result<void> ChownBelow(const Dir& dir, Walk& w, int depth) {
       if (errno == ENOENT) continue;
       return SysFail(errno, "stat " + Q(dir.PathOf(e.name)));
     }
-    if (sys::HasMountId(st) && st.stx_mnt_id != w.mount_id) continue;  // another mount: not ours
+    if (!sys::SameMount(st, w.top)) continue;  // another mount: not ours
     if (!S_ISDIR(st.stx_mode) && st.stx_nlink > 1) {
       // A hard link can make a file outside the volume appear inside it;
       // the agent's state has none, so leave it to the operator.
@@ -82,7 +82,7 @@ bool ChownedMarkerMatches(const Dir& aidir, Ids user) {
 Result<std::uint64_t> ChownTree(const Dir& dir, uid_t uid, gid_t gid, Privileged& ops) {
   auto self = dir.StatSelf();
   if (!self) return std::unexpected(self.error());
-  Walk w{uid, gid, self->stx_mnt_id, ops};
+  Walk w{uid, gid, *self, ops};
   auto below = ChownBelow(dir, w, 0);
   if (!below) return std::unexpected(below.error());
   auto top = ChownEntry(dir.fd(), "", dir.path(), *self, w);
