@@ -107,15 +107,28 @@ int Left(Clock::time_point deadline) {
 
 // Like fork, but the child is PID 1 of a new PID namespace with its own
 // /proc (unshare --pid --fork --mount-proc, without the process in between
-// whose child would have to be looked for).
+// whose child would have to be looked for). Done as unshare(CLONE_NEWPID),
+// fork and setns back, not as one clone(CLONE_NEWPID | CLONE_NEWNS): qemu-user
+// refuses namespace flags in clone (EINVAL), not in unshare and setns.
 pid_t ForkInit(bool pid1) {
   if (!pid1) return ::fork();
-  pid_t pid = static_cast<pid_t>(
-      ::syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-  if (pid == 0 && (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0 ||
-                   ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0)) {
-    ::_exit(125);
+  UniqueFd own(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
+  if (!own.valid() || ::unshare(CLONE_NEWPID) < 0) return -1;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) < 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0 ||
+        ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0) {
+      ::_exit(125);
+    }
+    return 0;
   }
+  int saved = errno;
+  // Our later children are born in our own namespace again.
+  if (::setns(own.get(), CLONE_NEWPID) < 0) {
+    std::perror("init_cases: setns back to our PID namespace");
+    std::abort();
+  }
+  errno = saved;
   return pid;
 }
 
@@ -181,7 +194,7 @@ Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, c
   // A failed start must not leave -1 as the init's pid: every case signals
   // it, and kill(-1, ...) reaches every process on the machine.
   if (pid < 0) {
-    std::perror(f.pid1 ? "init_cases: clone(CLONE_NEWPID | CLONE_NEWNS)" : "init_cases: fork");
+    std::perror(f.pid1 ? "init_cases: unshare(CLONE_NEWPID) and fork" : "init_cases: fork");
     std::abort();
   }
   l.init = pid;
