@@ -236,7 +236,8 @@ TEST_F(SafetyNs, DeviceWhereTheRunDirectoryBelongsIsRefused) {
     NS_CHECK(::mount("tmpfs", (t_ / "state").c_str(), "tmpfs", 0, "mode=0755") == 0, "tmpfs");
     // A character device (bound, not made: a user namespace may not mknod).
     test::WriteFile(t_ / "state/run", "");
-    NS_CHECK(::mount("/dev/null", (t_ / "state/run").c_str(), nullptr, MS_BIND, nullptr) == 0, "bind /dev/null");
+    NS_CHECK(::mount("/dev/null", (t_ / "state/run").c_str(), nullptr, MS_BIND, nullptr) == 0,
+             "bind /dev/null");
     RunResult r = AgentInit(Args({"prepare"}));
     NS_CHECK(r.status == 65, "exit " + std::to_string(r.status) + ": " + r.err);
     NS_CHECK(Contains(r.err, "expected a directory"), r.err);
