@@ -14,11 +14,15 @@ int Statx(int dirfd, const char* path, int flags, struct statx* out) {
   return ::statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_MNT_ID, out);
 }
 
-bool HasMountId(const struct statx& st) { return (st.stx_mask & STATX_MNT_ID) != 0; }
+// qemu-user (7.2) passes the STATX_MNT_ID bit through but not the id: no
+// mount has id 0.
+bool HasMountId(const struct statx& st) { return (st.stx_mask & STATX_MNT_ID) != 0 && st.stx_mnt_id != 0; }
 
 bool SameMount(const struct statx& a, const struct statx& b) {
-  if (a.stx_dev_major != b.stx_dev_major || a.stx_dev_minor != b.stx_dev_minor) return false;
-  return !HasMountId(a) || !HasMountId(b) || a.stx_mnt_id == b.stx_mnt_id;
+  // The mount id where both have one: a btrfs subvolume or an overlayfs file
+  // has a device of its own on the same mount.
+  if (HasMountId(a) && HasMountId(b)) return a.stx_mnt_id == b.stx_mnt_id;
+  return a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
 }
 
 int BindFdToFd(int source_fd, int target_fd) {

@@ -15,12 +15,13 @@ namespace agent_init::sys {
 /// `flags` is passed through (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH).
 int Statx(int dirfd, const char* path, int flags, struct statx* out);
 
-/// True when statx filled in stx_mnt_id.
+/// True when statx filled in stx_mnt_id (a kernel before 5.8 does not;
+/// qemu-user sets the bit and leaves the id 0).
 bool HasMountId(const struct statx& st);
 
 /// True when `a` and `b` are on the same mount as far as statx can tell: the
-/// same device, and the same mount id where both have one (a kernel before
-/// 5.8, or qemu-user, reports none; another filesystem is still told apart).
+/// same mount id where both have one, else the same device (which still
+/// tells another filesystem apart, not a bind mount of the same one).
 bool SameMount(const struct statx& a, const struct statx& b);
 
 /// Clones the mount tree at `fd` and attaches it onto `target_fd`: a bind

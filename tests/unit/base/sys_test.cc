@@ -12,25 +12,36 @@ struct statx StatOf(const char* path) {
   return st;
 }
 
+struct statx WithMountId(struct statx st, std::uint64_t id) {
+  st.stx_mask |= STATX_MNT_ID;
+  st.stx_mnt_id = id;
+  return st;
+}
+
 // /proc is always another filesystem than /.
-TEST(SameMount, AnotherFilesystemIsAnotherMountWithOrWithoutMountIds) {
+TEST(SameMount, WithoutMountIdsTheDeviceTellsFilesystemsApart) {
   struct statx root = StatOf("/"), proc = StatOf("/proc");
   EXPECT_TRUE(sys::SameMount(root, StatOf("/")));
   EXPECT_FALSE(sys::SameMount(root, proc));
-  // As a kernel before 5.8 or qemu-user reports them: no mount ids.
-  root.stx_mask &= ~STATX_MNT_ID;
-  proc.stx_mask &= ~STATX_MNT_ID;
-  EXPECT_FALSE(sys::SameMount(root, proc));
-  EXPECT_TRUE(sys::SameMount(root, StatOf("/")));
+  // As a kernel before 5.8 reports them (no mount id), and as qemu-user
+  // does (the bit set, the id 0).
+  for (auto strip : {+[](struct statx st) {
+                       st.stx_mask &= ~STATX_MNT_ID;
+                       return st;
+                     },
+                     +[](struct statx st) { return WithMountId(st, 0); }}) {
+    EXPECT_FALSE(sys::HasMountId(strip(root)));
+    EXPECT_FALSE(sys::SameMount(strip(root), strip(proc)));
+    EXPECT_TRUE(sys::SameMount(strip(root), strip(StatOf("/"))));
+  }
 }
 
-TEST(SameMount, TheSameDeviceUnderAnotherMountIdIsAnotherMount) {
-  struct statx a = StatOf("/");
-  a.stx_mask |= STATX_MNT_ID;
-  a.stx_mnt_id = 7;
-  struct statx b = a;
-  b.stx_mnt_id = 8;  // a bind mount of the same filesystem
-  EXPECT_FALSE(sys::SameMount(a, b));
+TEST(SameMount, WithMountIdsTheIdDecides) {
+  struct statx a = WithMountId(StatOf("/"), 7);
+  EXPECT_FALSE(sys::SameMount(a, WithMountId(a, 8)));  // a bind mount of the same filesystem
+  struct statx subvolume = a;                          // a btrfs subvolume: its own device, one mount
+  subvolume.stx_dev_minor += 1;
+  EXPECT_TRUE(sys::SameMount(a, subvolume));
 }
 
 }  // namespace
