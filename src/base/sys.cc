@@ -1,11 +1,14 @@
 #include "base/sys.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace agent_init::sys {
@@ -17,6 +20,34 @@ int Statx(int dirfd, const char* path, int flags, struct statx* out) {
 // qemu-user (7.2) passes the STATX_MNT_ID bit through but not the id: no
 // mount has id 0.
 bool HasMountId(const struct statx& st) { return (st.stx_mask & STATX_MNT_ID) != 0 && st.stx_mnt_id != 0; }
+
+std::string FilesystemName(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) < 0) return "unknown";
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC:
+      return "ext4";  // ext2 and ext3 share it
+    case XFS_SUPER_MAGIC:
+      return "xfs";
+    case BTRFS_SUPER_MAGIC:
+      return "btrfs";
+    case TMPFS_MAGIC:
+      return "tmpfs";
+    case OVERLAYFS_SUPER_MAGIC:
+      return "overlay";
+    case NFS_SUPER_MAGIC:
+      return "nfs";
+    case 0xf2f52010UL:
+      return "f2fs";
+    case 0x2fc12fc1UL:
+      return "zfs";
+    default: {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "0x%lx", static_cast<unsigned long>(fs.f_type));
+      return hex;
+    }
+  }
+}
 
 bool SameMount(const struct statx& a, const struct statx& b) {
   // The mount id where both have one: a btrfs subvolume or an overlayfs file

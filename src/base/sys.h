@@ -24,6 +24,11 @@ bool HasMountId(const struct statx& st);
 /// tells another filesystem apart, not a bind mount of the same one).
 bool SameMount(const struct statx& a, const struct statx& b);
 
+/// The type of the filesystem `fd` is on, by name where it is one the agent's
+/// volumes are commonly on ("ext4", "xfs", "btrfs", "tmpfs", "overlay", ...),
+/// else its magic number in hex; "unknown" when fstatfs fails.
+std::string FilesystemName(int fd);
+
 /// Clones the mount tree at `fd` and attaches it onto `target_fd`: a bind
 /// mount from fd to fd, with no path lookup (Linux 5.2). -1/ENOSYS when the
 /// new mount API is not available.

@@ -19,7 +19,9 @@ struct CopyStats {
   std::uint64_t dirs = 0;
   std::uint64_t symlinks = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t skipped = 0;  // devices and sockets
+  std::uint64_t skipped = 0;     // devices and sockets
+  std::uint64_t data_files = 0;  // regular files with data (what a reflink can share)
+  std::uint64_t reflinked = 0;   // of those, the ones whose extents were shared (FICLONE)
 };
 
 /// Deepest directory nesting a tree operation accepts. Each level holds one

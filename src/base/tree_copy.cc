@@ -113,8 +113,12 @@ struct CopyRun {
 Result<std::uint64_t> CopyData(int in, int out, off_t size, blkcnt_t blocks, const std::string& shown,
                                CopyRun& run) {
   if (size == 0) return 0;
+  ++run.stats.data_files;
   if (run.reflink) {
-    if (::ioctl(out, FICLONE, in) == 0) return static_cast<std::uint64_t>(size);
+    if (::ioctl(out, FICLONE, in) == 0) {
+      ++run.stats.reflinked;
+      return static_cast<std::uint64_t>(size);
+    }
     if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY) run.reflink = false;
   }
   bool& use_cfr = run.cfr;

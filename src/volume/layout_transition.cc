@@ -124,8 +124,7 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
       std::string name = "layout-" + std::string(LayoutName(t.from)) + "-to-" + std::string(LayoutName(to));
       auto taken = TakeSnapshot(volume, t.from, name, keep_snapshots);
       if (!taken) return std::unexpected(taken.error());
-      log::Info("snapshot of the state before the layout change taken",
-                {{"snapshot", SnapshotPath(volume, name)}});
+      LogSnapshotTaken("snapshot of the state before the layout change taken", volume, name, *taken);
     }
     auto from = volume.dir().OpenSub(Volume::RunRel(t.from));
     if (!from) return std::unexpected(from.error());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "base/clock.h"
@@ -62,11 +63,11 @@ Result<void> Prune(const Volume& volume, int keep) {
 
 // Copies `name` in `from` to `partial` in `to`, starting over from any
 // earlier, interrupted copy, and makes it durable.
-Result<void> CopyDurably(const Dir& from, const std::string& name, const Dir& to,
-                         const std::string& partial) {
+Result<void> CopyDurably(const Dir& from, const std::string& name, const Dir& to, const std::string& partial,
+                         CopyStats* stats = nullptr) {
   auto cleared = RemoveEntry(to, partial);
   if (!cleared) return cleared;
-  auto copied = CopyEntry(from, name, to, partial);
+  auto copied = CopyEntry(from, name, to, partial, stats);
   if (!copied) return copied;
   auto synced = SyncFilesystem(to);
   if (!synced) return synced;
@@ -180,14 +181,14 @@ std::unexpected<Error> RollBackCopy(Error e, const Dir& parent, const Dir& snaps
   return std::unexpected(e);
 }
 
-Result<void> RunSnapshot(Intent intent, Volume& volume) {
+Result<void> RunSnapshot(Intent intent, Volume& volume, CopyStats* stats = nullptr) {
   Journal& journal = volume.journal();
   auto snapshots = volume.bookkeeping().MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   auto copied = RunPhase(journal, intent, "copy", "publish", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    auto done = CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial);
+    auto done = CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial, stats);
     if (!done) return RollBackCopy(done.error(), *parent, *snapshots, volume);
     return done;
   });
@@ -258,15 +259,18 @@ std::string SnapshotPath(const Volume& volume, const std::string& name) {
   return volume.BookkeepingPath(std::string(kSnapshots) + "/" + name);
 }
 
-Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep) {
+Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep) {
   if (!IsVisibleName(name)) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
   Intent intent{
       kOpSnapshot, name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
+  SnapshotTaken taken;
+  taken.filesystem = sys::FilesystemName(volume.bookkeeping().fd());
+  auto start = std::chrono::steady_clock::now();
   auto w = volume.journal().Write(intent);
-  if (!w) return w;
-  auto r = RunSnapshot(intent, volume);
+  if (!w) return std::unexpected(w.error());
+  auto r = RunSnapshot(intent, volume, &taken.copy);
   if (!r) {
     Error e =
         Wrap(r.error(), "snapshot " + Q(volume.dir().PathOf(Volume::RunRel(layout))) + " as " + Q(name));
@@ -277,7 +281,26 @@ Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name
     }
     return std::unexpected(e);
   }
-  return {};
+  taken.elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  return taken;
+}
+
+std::string_view ReflinkWord(const CopyStats& copy) {
+  if (copy.reflinked == 0) return copy.data_files == 0 ? "nothing to share" : "no";
+  return copy.reflinked == copy.data_files ? "yes" : "partly";
+}
+
+void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,
+                      const SnapshotTaken& taken) {
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(taken.copy.bytes) / (1 << 20));
+  log::Info(message, {{"snapshot", SnapshotPath(volume, name)},
+                      {"files", std::to_string(taken.copy.files)},
+                      {"MiB", mib},
+                      {"reflink", std::string(ReflinkWord(taken.copy))},
+                      {"filesystem", taken.filesystem},
+                      {"ms", std::to_string(taken.elapsed.count())}});
 }
 
 Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& name,

@@ -4,10 +4,13 @@
 // that), and `agent-init restore NAME` to put one back. Both are journaled.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
+#include "base/tree.h"
 #include "config.h"
 #include "volume/journal.h"
 #include "volume/volume.h"
@@ -26,10 +29,27 @@ Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume);
 /// The display path of snapshot `name`.
 std::string SnapshotPath(const Volume& volume, const std::string& name);
 
+/// What a snapshot copied, on which filesystem, and how long it took
+/// (journal, copy, syncfs, publish and prune).
+struct SnapshotTaken {
+  CopyStats copy;
+  std::string filesystem;  // sys::FilesystemName of the volume
+  std::chrono::milliseconds elapsed{0};
+};
+
 /// Copies `layout`'s run directory to snapshots/<name> (a reflink where the
 /// filesystem has them), replacing an older snapshot of that name only once
 /// the new one is complete, then keeps the newest `keep` snapshots.
-Result<void> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep);
+Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep);
+
+/// "yes" when every file's data was shared with the original (FICLONE), "no"
+/// when none was, "partly" in between ("nothing to share" without data).
+std::string_view ReflinkWord(const CopyStats& copy);
+
+/// The log line of a snapshot taken: its path, files, MiB, reflink,
+/// filesystem and milliseconds.
+void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,
+                      const SnapshotTaken& taken);
 
 /// Puts snapshots/<name> back as `layout`'s run directory; the current run
 /// directory becomes the snapshot `saved_as`. The caller holds the volume lock.

@@ -17,8 +17,7 @@ Result<bool> HandleVersionChange(Volume& volume, const std::optional<History>& h
   if (keep_snapshots > 0) {
     auto taken = TakeSnapshot(volume, layout, previous, keep_snapshots);
     if (!taken) return std::unexpected(taken.error());
-    log::Info("snapshot of the previous version's state taken",
-              {{"snapshot", SnapshotPath(volume, previous)}});
+    LogSnapshotTaken("snapshot of the previous version's state taken", volume, previous, *taken);
     snapshotted = true;
   }
   bool returning = std::any_of(history->changes.begin(), history->changes.end(),

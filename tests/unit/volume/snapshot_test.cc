@@ -1,5 +1,6 @@
 #include "volume/snapshot.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 
@@ -7,6 +8,8 @@
 
 #include <optional>
 
+#include "base/sys.h"
+#include "base/unique_fd.h"
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -40,6 +43,46 @@ TEST(Snapshot, CopiesRunWithoutTouchingIt) {
   EXPECT_EQ(test::TreeDigest(f.t / "state/.agent-init/snapshots/elastic-agent-aaaaaa"), before);
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/journal"));
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/snapshots/.partial"));
+}
+
+// What a snapshot reports (its log line): files and bytes as copied, the
+// volume's filesystem, and whether the data was shared.
+TEST(Snapshot, ReportsWhatItCopiedAndOnWhichFilesystem) {
+  SnapFixture f;
+  test::WriteFile(f.t / "state/run/empty", "");
+  auto taken = TakeSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", 2);
+  ASSERT_TRUE(taken) << taken.error().msg;
+  EXPECT_EQ(taken->copy.files, 3u);
+  EXPECT_EQ(taken->copy.dirs, 2u);  // run and comp
+  EXPECT_EQ(taken->copy.bytes, std::string("A-ID").size() + std::string("offsets").size());
+  EXPECT_EQ(taken->copy.data_files, 2u) << "the empty file has nothing to share";
+  EXPECT_EQ(taken->filesystem, sys::FilesystemName(f.volume().bookkeeping().fd()));
+  EXPECT_NE(taken->filesystem, "unknown");
+  // ext4 and tmpfs (where temporary directories are here) share no extents;
+  // XFS and btrfs do (tests/ns make those).
+  if (taken->filesystem == "ext4" || taken->filesystem == "tmpfs") {
+    EXPECT_EQ(taken->copy.reflinked, 0u);
+    EXPECT_EQ(ReflinkWord(taken->copy), "no");
+  }
+  EXPECT_LE(taken->copy.reflinked, taken->copy.data_files);
+}
+
+TEST(Snapshot, ReflinkWordSaysHowMuchWasShared) {
+  CopyStats c;
+  EXPECT_EQ(ReflinkWord(c), "nothing to share");
+  c.data_files = 3;
+  EXPECT_EQ(ReflinkWord(c), "no");
+  c.reflinked = 1;
+  EXPECT_EQ(ReflinkWord(c), "partly");
+  c.reflinked = 3;
+  EXPECT_EQ(ReflinkWord(c), "yes");
+}
+
+TEST(FilesystemName, NamesWhatItKnowsAndGivesTheMagicOfTheRest) {
+  UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(proc.valid());
+  EXPECT_EQ(sys::FilesystemName(proc.get()), "0x9fa0");  // PROC_SUPER_MAGIC
+  EXPECT_EQ(sys::FilesystemName(-1), "unknown");
 }
 
 TEST(Snapshot, ReplacesASnapshotOfTheSameNameAndPrunesToKeep) {
