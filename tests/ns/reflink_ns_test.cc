@@ -66,8 +66,8 @@ TEST_P(ReflinkNs, ASnapshotSharesTheStatesExtents) {
   const Filesystem& fs = GetParam();
   std::string image = t_ / "volume.img", mnt = t_ / "volume";
   test::MakeDirs(mnt);
-  int made = std::system(("truncate -s " + std::string(fs.size) + " " + image + " && " + fs.mkfs + " " + image +
-                          " >/dev/null 2>&1")
+  int made = std::system(("truncate -s " + std::string(fs.size) + " " + image + " && " + fs.mkfs + " " +
+                          image + " >/dev/null 2>&1")
                              .c_str());
   ASSERT_EQ(made, 0) << fs.mkfs << " " << image;
   std::string failure = InMountNamespace([&]() -> std::string {
