@@ -1,6 +1,7 @@
 #include "commands/inspect.h"
 
 #include "base/mount_table.h"
+#include "base/sys.h"
 #include "image/image.h"
 #include "volume/layout_transition.h"
 #include "volume/names.h"
@@ -80,6 +81,8 @@ std::optional<Volume> InspectVolume(const std::string& state, std::optional<Dir>
     AddProblem(r, "state-missing", state, volume.error());
     return std::nullopt;
   }
+  r.state_filesystem = sys::FilesystemName(volume->dir().fd());
+  r.state_reflink = std::string(ReflinkOf(r.state_filesystem));
   auto run = volume->dir().OpenSub(Volume::RunRel(Layout::kRun));
   if (run) {
     state_run = std::move(*run);

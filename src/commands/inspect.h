@@ -25,10 +25,12 @@ struct InspectReport {
   std::optional<std::string> versioned_home;  // path
   std::string state;
   std::string state_run;
-  LayoutDecision layout;      // run or state, and the image's generation
-  std::string method;         // what prepare would use
-  std::string method_reason;  // why
-  bool prepared = false;      // VH/run is already the volume's run directory
+  std::string state_filesystem;  // the volume's (sys::FilesystemName), when it opened
+  std::string state_reflink;     // whether its snapshots can share extents (ReflinkOf)
+  LayoutDecision layout;         // run or state, and the image's generation
+  std::string method;            // what prepare would use
+  std::string method_reason;     // why
+  bool prepared = false;         // VH/run is already the volume's run directory
   std::vector<Place> places;
   LockStatus lock;
   std::optional<History> history;

@@ -65,6 +65,7 @@ std::string RenderJson(const InspectReport& r) {
   for (const auto& c : r.discovery.candidates) j.String(c.name);
   j.EndArray();
   j.Field("state", r.state).Field("state_run", r.state_run);
+  j.Field("state_filesystem", r.state_filesystem).Field("state_reflink", r.state_reflink);
   j.Field("layout", LayoutName(r.layout.layout)).Field("layout_evidence", r.layout.evidence);
   j.Field("generation", GenerationName(r.layout.generation))
       .Field("generation_evidence", r.layout.generation_evidence);
@@ -136,6 +137,8 @@ std::string RenderText(const InspectReport& r) {
   }
   line("state:", r.state);
   line("state run:", r.state_run);
+  if (!r.state_filesystem.empty())
+    line("filesystem:", r.state_filesystem + " (reflink: " + r.state_reflink + ")");
   line("layout:", std::string(LayoutName(r.layout.layout)) + " (" + r.layout.evidence + ")");
   line("generation:",
        std::string(GenerationName(r.layout.generation)) + " (" + r.layout.generation_evidence + ")");

@@ -291,6 +291,13 @@ std::string_view ReflinkWord(const CopyStats& copy) {
   return copy.reflinked == copy.data_files ? "yes" : "partly";
 }
 
+std::string_view ReflinkOf(std::string_view fs) {
+  if (fs == "btrfs") return "yes";
+  if (fs == "xfs") return "yes if made with reflink=1 (the default since xfsprogs 5.1)";
+  if (fs == "ext4" || fs == "tmpfs" || fs == "overlay") return "no: snapshots are full copies";
+  return "unknown (each snapshot's log line says)";
+}
+
 void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,
                       const SnapshotTaken& taken) {
   char mib[32];

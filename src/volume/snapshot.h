@@ -46,6 +46,12 @@ Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::str
 /// when none was, "partly" in between ("nothing to share" without data).
 std::string_view ReflinkWord(const CopyStats& copy);
 
+/// Whether snapshots on filesystem `fs` (sys::FilesystemName) share the
+/// state's extents: "yes" (btrfs), "yes if made with reflink=1" (XFS; the
+/// default since xfsprogs 5.1), "no" (full copies: ext4, tmpfs, overlay),
+/// "unknown" (each snapshot's log line tells).
+std::string_view ReflinkOf(std::string_view fs);
+
 /// The log line of a snapshot taken: its path, files, MiB, reflink,
 /// filesystem and milliseconds.
 void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,

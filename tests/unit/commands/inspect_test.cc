@@ -1,11 +1,16 @@
 // inspect as a library call: what it gathers, and the two renderings.
 #include "commands/inspect.h"
 
+#include <fcntl.h>
+
 #include <gtest/gtest.h>
 
+#include "base/sys.h"
+#include "base/unique_fd.h"
 #include "fake_privileged.h"
 #include "home_fixture.h"
 #include "temp_dir.h"
+#include "volume/snapshot.h"
 
 namespace agent_init {
 namespace {
@@ -88,6 +93,23 @@ TEST_F(InspectTest, TheRenderingsCarryTheSameFacts) {
   EXPECT_NE(text.find("(by home-symlink)"), std::string::npos) << text;
   EXPECT_EQ(json.back(), '\n');
   EXPECT_NE(text.find("no problems"), std::string::npos);
+}
+
+// The volume's filesystem, and what that means for snapshots.
+TEST_F(InspectTest, TheVolumesFilesystemAndWhetherSnapshotsShareExtents) {
+  InspectReport r = Run();
+  UniqueFd state(::open((t_ / "state").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(state.valid());
+  EXPECT_EQ(r.state_filesystem, sys::FilesystemName(state.get()));
+  EXPECT_EQ(r.state_reflink, ReflinkOf(r.state_filesystem));
+  std::string json = RenderJson(r), text = RenderText(r);
+  EXPECT_NE(json.find("\"state_filesystem\":\"" + r.state_filesystem + "\""), std::string::npos) << json;
+  EXPECT_NE(text.find("filesystem:       " + r.state_filesystem + " (reflink: " + r.state_reflink + ")"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ReflinkOf("btrfs"), "yes");
+  EXPECT_EQ(ReflinkOf("ext4"), "no: snapshots are full copies");
+  EXPECT_TRUE(ReflinkOf("0x1234").starts_with("unknown"));
 }
 
 }  // namespace
