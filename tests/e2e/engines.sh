@@ -19,6 +19,8 @@
 # Expects: root (the repository), build (the dev build directory).
 
 E2E_USER=agent-init-e2e
+# The label of every image the tests build (their intermediate stages too).
+E2E_LABEL=agent-init-e2e=1
 HOME_DIR=/usr/share/elastic-agent
 STATE=$HOME_DIR/state
 state_dir=$root/build/e2e/engines
@@ -334,7 +336,10 @@ engine_setup() {
 
 engine_teardown() {
   case $ENGINE in
-    podman | podman-crun) podman rmi -f "$IMAGE_A" "$IMAGE_B" "$IMAGE_C" "$IMAGE_D" >/dev/null 2>&1 || true ;;
+    podman | podman-crun)
+      podman rmi -f "$IMAGE_A" "$IMAGE_B" "$IMAGE_C" "$IMAGE_D" >/dev/null 2>&1 || true
+      podman images -a -q --filter "label=$E2E_LABEL" 2>/dev/null | xargs -r podman rmi -f >/dev/null 2>&1 || true
+      ;;
     podman-rootless) rootless_teardown ;;
     docker) docker_teardown ;;
     containerd) containerd_teardown ;;
@@ -343,9 +348,11 @@ engine_teardown() {
 
 # Rootful Podman builds the images from the Containerfile (the prebuilt
 # stage), as a user of the test image would; both runtimes share them.
+# Every image the build makes, its stages too, carries E2E_LABEL, by which
+# the teardown removes them all (tagged or not).
 podman_images() { each_image podman_build; }
 
 podman_build() {  # hash
-  podman build -q -f "$root/docker/Containerfile" --build-arg FROM=prebuilt --build-arg HASH="$1" \
+  podman build -q --label "$E2E_LABEL" -f "$root/docker/Containerfile" --build-arg FROM=prebuilt --build-arg HASH="$1" \
     -t "localhost/agent-init-test:$1" "$root" >/dev/null
 }
