@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/btrfs.h"
 #include "base/sys.h"
 
 namespace agent_init {
@@ -25,6 +26,8 @@ Result<void> RemoveNode(int dirfd, const std::string& name, const std::string& s
     return std::unexpected(RefusalFor(errno, dirfd, name, shown));
   }
   Dir d(UniqueFd(fd), shown);
+  // A btrfs snapshot goes at once where we may delete subvolumes.
+  if (btrfs::IsSubvolumeRoot(d.fd()) && btrfs::Destroy(dirfd, name)) return {};
   auto entries = d.List();
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {

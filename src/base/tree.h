@@ -22,6 +22,7 @@ struct CopyStats {
   std::uint64_t skipped = 0;     // devices and sockets
   std::uint64_t data_files = 0;  // regular files with data (what a reflink can share)
   std::uint64_t reflinked = 0;   // of those, the ones whose extents were shared (FICLONE)
+  bool subvolume = false;        // all of it shared at once: a btrfs snapshot, no file walked
 };
 
 /// Deepest directory nesting a tree operation accepts. Each level holds one
@@ -38,8 +39,21 @@ Result<void> CheckTreeDepth(int depth, std::string_view verb, const std::string&
 Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
                        CopyStats* stats = nullptr);
 
+/// Copies the directory `name` of `from` into `made`, an empty directory the
+/// caller made (a btrfs subvolume): its entries, then its mode, owner and
+/// times. Does not sync, as CopyEntry.
+Result<void> CopyDirectoryInto(const Dir& from, const std::string& name, const Dir& made,
+                               CopyStats* stats = nullptr);
+
+/// Copies the regular file `name` of `from` to the same name in `to`, where
+/// it appears complete and durable, or not at all: written unnamed
+/// (O_TMPFILE), synced, then linked. For moves across btrfs subvolumes,
+/// which rename refuses.
+Result<void> PlaceFileCopy(const Dir& from, const std::string& name, const Dir& to);
+
 /// Removes the entry `name` of `dir` and, for a directory, everything below
 /// it. Symlinks are removed, never followed. A missing entry is not an error.
+/// A btrfs subvolume goes at once where we may delete one.
 Result<void> RemoveEntry(const Dir& dir, const std::string& name);
 
 /// The space the entry `name` of `dir` and everything below it take on

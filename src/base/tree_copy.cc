@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "base/sys.h"
+#include "base/unique_fd.h"
 
 namespace agent_init {
 namespace {
@@ -151,51 +152,73 @@ Result<std::uint64_t> CopyData(int in, int out, off_t size, blkcnt_t blocks, con
 
 Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run);
 
-Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
-                           int depth, CopyRun& run) {
-  if (auto deep = CheckTreeDepth(depth, "copy", src.shown); !deep) return deep;
+// Fills the empty directory `out` with the entries of the directory `src`,
+// then gives it `src`'s mode, owner and times.
+Result<void> FillDirectory(const Node& src, const struct statx& st, int out, int depth, CopyRun& run) {
   int in_fd = ::openat(src.dirfd, src.name, kDirNoFollow);
   if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
   Dir in(UniqueFd(in_fd), src.shown);
-  if (::mkdirat(dst_dirfd, dst_name, 0700) < 0) return SysFail(errno, "create copy of " + Q(src.shown));
-  int out_fd = ::openat(dst_dirfd, dst_name, kDirNoFollow);
-  if (out_fd < 0) return SysFail(errno, "open copy of " + Q(src.shown));
-  UniqueFd out(out_fd);
   auto entries = in.List();
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {
     Node child{in.fd(), e.name.c_str(), in.PathOf(e.name)};
-    auto r = CopyNode(child, out.get(), e.name.c_str(), depth + 1, run);
+    auto r = CopyNode(child, out, e.name.c_str(), depth + 1, run);
     if (!r) return r;
   }
-  CopyOwner(out.get(), st);
-  if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
-  CopyTimes(out.get(), st);
+  CopyOwner(out, st);
+  if (::fchmod(out, st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
+  CopyTimes(out, st);
   ++run.stats.dirs;
+  return {};
+}
+
+Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
+                           int depth, CopyRun& run) {
+  // Before the copy is made: one level deeper than a removal walks would
+  // stay behind.
+  if (auto deep = CheckTreeDepth(depth, "copy", src.shown); !deep) return deep;
+  if (::mkdirat(dst_dirfd, dst_name, 0700) < 0) return SysFail(errno, "create copy of " + Q(src.shown));
+  int out_fd = ::openat(dst_dirfd, dst_name, kDirNoFollow);
+  if (out_fd < 0) return SysFail(errno, "open copy of " + Q(src.shown));
+  UniqueFd out(out_fd);
+  return FillDirectory(src, st, out.get(), depth, run);
+}
+
+// Opens the regular file `src` for reading, refusing anything else.
+Result<UniqueFd> OpenRegular(const Node& src, struct stat& now) {
+  // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
+  int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
+  UniqueFd in(in_fd);
+  if (::fstat(in.get(), &now) < 0) return SysFail(errno, "stat " + Q(src.shown));
+  if (!S_ISREG(now.st_mode))
+    return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
+  return in;
+}
+
+// The bytes, owner, mode and times of the regular file `src` (opened as
+// `in`) into the new file `out`.
+Result<void> FillFile(const Node& src, const struct statx& st, int in, const struct stat& now, int out,
+                      CopyRun& run) {
+  auto bytes = CopyData(in, out, now.st_size, now.st_blocks, src.shown, run);
+  if (!bytes) return std::unexpected(bytes.error());
+  CopyOwner(out, st);
+  if (::fchmod(out, st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
+  CopyTimes(out, st);
+  ++run.stats.files;
+  run.stats.bytes += *bytes;
   return {};
 }
 
 Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
                          CopyRun& run) {
-  // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
-  int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
-  UniqueFd in(in_fd);
   struct stat now;
-  if (::fstat(in.get(), &now) < 0) return SysFail(errno, "stat " + Q(src.shown));
-  if (!S_ISREG(now.st_mode))
-    return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
+  auto in = OpenRegular(src, now);
+  if (!in) return std::unexpected(in.error());
   int out_fd = ::openat(dst_dirfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out_fd < 0) return SysFail(errno, "create copy of " + Q(src.shown));
   UniqueFd out(out_fd);
-  auto bytes = CopyData(in.get(), out.get(), now.st_size, now.st_blocks, src.shown, run);
-  if (!bytes) return std::unexpected(bytes.error());
-  CopyOwner(out.get(), st);
-  if (::fchmod(out.get(), st.stx_mode & 07777) < 0) return SysFail(errno, "chmod copy of " + Q(src.shown));
-  CopyTimes(out.get(), st);
-  ++run.stats.files;
-  run.stats.bytes += *bytes;
-  return {};
+  return FillFile(src, st, in->get(), now, out.get(), run);
 }
 
 Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run) {
@@ -243,6 +266,43 @@ Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, 
   CopyRun run{stats ? *stats : local};
   auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, run);
   if (!r) return std::unexpected(Wrap(r.error(), "copy to " + Q(to.PathOf(to_name))));
+  return {};
+}
+
+Result<void> PlaceFileCopy(const Dir& from, const std::string& name, const Dir& to) {
+  CopyStats stats;
+  CopyRun run{stats};
+  Node src{from.fd(), name.c_str(), from.PathOf(name)};
+  auto st = StatNoFollow(src);
+  if (!st) return std::unexpected(st.error());
+  struct stat now;
+  auto in = OpenRegular(src, now);
+  if (!in) return std::unexpected(in.error());
+  const std::string shown = to.PathOf(name);
+  // Unnamed until it is complete and durable: a crash leaves no part of it.
+  UniqueFd out(::openat(to.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+  if (!out.valid()) return SysFail(errno, "create an unnamed file in " + Q(to.path()) + " for " + Q(shown));
+  auto filled = FillFile(src, *st, in->get(), now, out.get(), run);
+  if (!filled) return filled;
+  if (sys::Fsync(out.get()) < 0) return SysFail(errno, "sync " + Q(shown));
+  // Through /proc (any user); AT_EMPTY_PATH where /proc is missing (it
+  // needs CAP_DAC_READ_SEARCH before Linux 6.10).
+  if (::linkat(AT_FDCWD, sys::ProcFdPath(out.get()).c_str(), to.fd(), name.c_str(), AT_SYMLINK_FOLLOW) < 0 &&
+      (errno != ENOENT || ::linkat(out.get(), "", to.fd(), name.c_str(), AT_EMPTY_PATH) < 0)) {
+    return SysFail(errno, "link " + Q(shown));
+  }
+  return {};
+}
+
+Result<void> CopyDirectoryInto(const Dir& from, const std::string& name, const Dir& made, CopyStats* stats) {
+  CopyStats local;
+  Node src{from.fd(), name.c_str(), from.PathOf(name)};
+  CopyRun run{stats ? *stats : local};
+  auto st = StatNoFollow(src);
+  if (!st) return std::unexpected(st.error());
+  if (!S_ISDIR(st->stx_mode)) return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": not a directory");
+  auto r = FillDirectory(src, *st, made.fd(), 0, run);
+  if (!r) return std::unexpected(Wrap(r.error(), "copy to " + Q(made.path())));
   return {};
 }
 

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/record.h"
@@ -16,6 +18,21 @@ namespace {
 
 bool IsRealDir(const std::optional<struct statx>& st) { return st && S_ISDIR(st->stx_mode); }
 bool IsRegular(const std::optional<struct statx>& st) { return st && S_ISREG(st->stx_mode); }
+bool IsSymlink(const std::optional<struct statx>& st) { return st && S_ISLNK(st->stx_mode); }
+bool SameType(const std::optional<struct statx>& a, const std::optional<struct statx>& b) {
+  return a && b && (a->stx_mode & S_IFMT) == (b->stx_mode & S_IFMT);
+}
+
+// The directory `name` in `dir`, new, with the mode and (where we may set
+// it) the owner of `like`, durable before anything is moved into it.
+Result<void> MakeDirLike(const Dir& dir, const std::string& name, const struct statx& like) {
+  if (::mkdirat(dir.fd(), name.c_str(), 0700) < 0) return SysFail(errno, "create " + Q(dir.PathOf(name)));
+  auto made = dir.OpenSub(name);
+  if (!made) return std::unexpected(made.error());
+  ::fchown(made->fd(), like.stx_uid, like.stx_gid);
+  if (::fchmod(made->fd(), like.stx_mode & 07777) < 0) return SysFail(errno, "chmod " + Q(made->path()));
+  return SyncDir(dir);
+}
 
 // Phase collect: every entry of the image's run directory ends up in
 // `incoming`, complete, before the image's copy is removed.
@@ -76,6 +93,7 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
   if (auto deep = CheckTreeDepth(depth, "merge", from.path()); !deep) return deep;
   auto entries = from.List();
   if (!entries) return std::unexpected(entries.error());
+  std::vector<std::string> copied_across;  // entries copied into `into`, whose sources go last
   for (const auto& e : *entries) {
     const char* name = e.name.c_str();
     std::string child_rel = rel.empty() ? e.name : rel + "/" + e.name;
@@ -85,12 +103,27 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
     auto dst = into.Stat(e.name);
     if (!dst) return std::unexpected(dst.error());
     if (!*dst) {
-      if (sys::RenameNoReplace(from.fd(), name, into.fd(), name) < 0) {
-        return SysFail(errno, "move " + Q(from.PathOf(e.name)) + " to " + Q(into.path()));
+      if (sys::RenameNoReplace(from.fd(), name, into.fd(), name) == 0) {
+        FaultPoint("migrate merge rename");
+        ++ctx.result.moved;
+        continue;
       }
-      FaultPoint("migrate merge rename");
-      ++ctx.result.moved;
-      continue;
+      if (errno != EXDEV) return SysFail(errno, "move " + Q(from.PathOf(e.name)) + " to " + Q(into.path()));
+      // `into` is in another btrfs subvolume (a run directory that is one),
+      // where rename moves nothing but whole subvolumes: files are copied,
+      // complete at their final names before their sources go; a directory
+      // is made there and merged into, as below.
+      if (!IsRealDir(*src)) {
+        auto copied =
+            IsRegular(*src) ? PlaceFileCopy(from, e.name, into) : CopyEntry(from, e.name, into, e.name);
+        if (!copied) return copied;
+        copied_across.push_back(e.name);
+        continue;
+      }
+      auto made = MakeDirLike(into, e.name, **src);
+      if (!made) return made;
+      dst = into.Stat(e.name);
+      if (!dst) return std::unexpected(dst.error());
     }
     if (IsRealDir(*src) && IsRealDir(*dst)) {
       auto sub_from = from.OpenSub(e.name);
@@ -105,8 +138,12 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
       FaultPoint("migrate merge rmdir");
       continue;
     }
-    if (IsRegular(*src) && IsRegular(*dst)) {
-      auto same = SameFileContent(from, e.name, into, e.name);
+    if (SameType(*src, *dst) && !IsRealDir(*src)) {
+      // Symlinks and FIFOs too: a copy across subvolumes leaves both until
+      // its source goes.
+      auto same = IsRegular(*src)   ? SameFileContent(from, e.name, into, e.name)
+                  : IsSymlink(*src) ? Result<bool>(from.ReadLink(e.name) == into.ReadLink(e.name))
+                                    : Result<bool>(S_ISFIFO((*src)->stx_mode));
       if (!same) return std::unexpected(same.error());
       if (*same) {
         if (::unlinkat(from.fd(), name, 0) < 0 && errno != ENOENT) {
@@ -135,6 +172,14 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
   }
   auto synced = SyncDir(into);
   if (!synced) return std::unexpected(synced.error());
+  // The copies are durable at their final names: their sources go.
+  for (const auto& name : copied_across) {
+    FaultPoint("migrate merge copy");
+    if (::unlinkat(from.fd(), name.c_str(), 0) < 0 && errno != ENOENT) {
+      return SysFail(errno, "remove " + Q(from.PathOf(name)));
+    }
+    ++ctx.result.moved;
+  }
   return {};
 }
 

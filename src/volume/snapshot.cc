@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/btrfs.h"
 #include "base/clock.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -61,25 +62,73 @@ Result<void> Prune(const Volume& volume, int keep) {
   return {};
 }
 
+// What a copy of a run directory may be, on btrfs.
+enum class Into {
+  kDirectory,            // a plain directory: the state layout's data/run, the agent's own directory
+  kSnapshotOfSubvolume,  // a subvolume snapshot when the original is a subvolume, else a directory
+  kSubvolume,            // that, or a new subvolume the copy is made into
+};
+
 // Copies `name` in `from` to `partial` in `to`, starting over from any
-// earlier, interrupted copy, and makes it durable.
+// earlier, interrupted copy, and makes it durable. A btrfs subvolume is
+// snapshotted, as `into` allows: all of it shared at once, whatever its size.
 Result<void> CopyDurably(const Dir& from, const std::string& name, const Dir& to, const std::string& partial,
-                         CopyStats* stats = nullptr) {
+                         CopyStats* stats, Into into) {
   auto cleared = RemoveEntry(to, partial);
   if (!cleared) return cleared;
-  auto copied = CopyEntry(from, name, to, partial, stats);
-  if (!copied) return copied;
+  auto snapped = into == Into::kDirectory ? Result<bool>(false) : btrfs::Snapshot(from, name, to, partial);
+  if (!snapped) return std::unexpected(snapped.error());
+  if (*snapped) {
+    if (stats) stats->subvolume = true;
+  } else {
+    auto made = into == Into::kSubvolume ? btrfs::MakeSubvolume(to, partial, 0700) : Result<bool>(false);
+    if (!made) return std::unexpected(made.error());
+    Result<void> copied;
+    if (*made) {
+      auto sub = to.OpenSub(partial);
+      if (!sub) return std::unexpected(sub.error());
+      copied = CopyDirectoryInto(from, name, *sub, stats);
+    } else {
+      copied = CopyEntry(from, name, to, partial, stats);
+    }
+    if (!copied) return copied;
+  }
   auto synced = SyncFilesystem(to);
   if (!synced) return synced;
   FaultPoint("snapshot copy");
   return {};
 }
 
-// Phase publish of a snapshot: snapshots/.partial becomes snapshots/<name>;
-// an older <name> is moved to .old first and removed last. Every step can be
-// repeated after a crash.
-Result<void> Publish(const Dir& snapshots, const std::string& name) {
+// A snapshot that made the copy into a subvolume (CopyDurably) swaps it with
+// the run directory, which is not one: the two are the same state, and from
+// now on the run directory's snapshots cost nothing. One atomic exchange, not
+// repeated once done.
+Result<void> MakeRunSubvolume(const Dir& snapshots, const Dir& parent) {
+  if (!btrfs::IsSubvolume(snapshots, kSnapshotPartial) || btrfs::IsSubvolume(parent, kRun)) return {};
+  if (::renameat2(snapshots.fd(), kSnapshotPartial, parent.fd(), kRun, RENAME_EXCHANGE) < 0) {
+    return SysFail(errno,
+                   "exchange " + Q(snapshots.PathOf(kSnapshotPartial)) + " and " + Q(parent.PathOf(kRun)));
+  }
+  auto s1 = SyncDir(parent);
+  if (!s1) return s1;
+  auto s2 = SyncDir(snapshots);
+  if (!s2) return s2;
+  FaultPoint("snapshot publish subvolume");
+  log::Info("the run directory is a btrfs subvolume from now on: its snapshots take no time",
+            {{"run", parent.PathOf(kRun)}});
+  return {};
+}
+
+// Phase publish of a snapshot: snapshots/.partial becomes snapshots/<name>
+// (after MakeRunSubvolume, given the run directory's parent); an older <name>
+// is moved to .old first and removed last. Every step can be repeated after
+// a crash.
+Result<void> Publish(const Dir& snapshots, const std::string& name, const Dir* subvolume_parent) {
   if (ExistsIn(snapshots, kSnapshotPartial)) {
+    if (subvolume_parent) {
+      auto swapped = MakeRunSubvolume(snapshots, *subvolume_parent);
+      if (!swapped) return swapped;
+    }
     if (ExistsIn(snapshots, name.c_str())) {
       auto cleared = RemoveEntry(snapshots, kSnapshotOld);
       if (!cleared) return cleared;
@@ -124,6 +173,9 @@ std::string RunParentArg(Layout layout) { return layout == Layout::kState ? name
 Layout LayoutOf(const Intent& intent) {
   return Lookup(intent.args, "run-parent").value_or("").empty() ? Layout::kRun : Layout::kState;
 }
+
+// Whether the snapshot makes the run directory a subvolume (TakeSnapshot).
+bool SubvolumeRunFrom(const Intent& intent) { return Lookup(intent.args, "subvolume-run") == "yes"; }
 
 int KeepFrom(const Intent& intent) {
   auto keep = Lookup(intent.args, "keep");
@@ -188,13 +240,18 @@ Result<void> RunSnapshot(Intent intent, Volume& volume, CopyStats* stats = nullp
   auto copied = RunPhase(journal, intent, "copy", "publish", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
     if (!parent) return std::unexpected(parent.error());
-    auto done = CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial, stats);
+    auto done = CopyDurably(*parent, kRun, *snapshots, kSnapshotPartial, stats,
+                            SubvolumeRunFrom(intent) ? Into::kSubvolume : Into::kSnapshotOfSubvolume);
     if (!done) return RollBackCopy(done.error(), *parent, *snapshots, volume);
     return done;
   });
   if (!copied) return copied;
-  auto published =
-      RunPhase(journal, intent, "publish", "prune", [&] { return Publish(*snapshots, intent.id); });
+  auto published = RunPhase(journal, intent, "publish", "prune", [&]() -> Result<void> {
+    if (!SubvolumeRunFrom(intent)) return Publish(*snapshots, intent.id, nullptr);
+    auto parent = volume.OpenRunParent(LayoutOf(intent));
+    if (!parent) return std::unexpected(parent.error());
+    return Publish(*snapshots, intent.id, &*parent);
+  });
   if (!published) return published;
   if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
   return journal.Clear();
@@ -206,8 +263,12 @@ Result<void> RunRestore(Intent intent, Volume& volume) {
   auto snapshots = aidir.MakeSub(kSnapshots, 0700);
   if (!snapshots) return std::unexpected(snapshots.error());
   std::string saved = Lookup(intent.args, "saved-as").value_or(names::kBeforeRestore);
-  auto copied = RunPhase(journal, intent, "copy", "swap",
-                         [&] { return CopyDurably(*snapshots, intent.id, aidir, kRestorePartial); });
+  // The restored run directory of the run layout is a subvolume where it
+  // can be, as TakeSnapshot makes it; the state layout's stays a directory.
+  auto copied = RunPhase(journal, intent, "copy", "swap", [&] {
+    return CopyDurably(*snapshots, intent.id, aidir, kRestorePartial, nullptr,
+                       LayoutOf(intent) == Layout::kRun ? Into::kSubvolume : Into::kDirectory);
+  });
   if (!copied) return copied;
   auto swapped = RunPhase(journal, intent, "swap", "prune", [&]() -> Result<void> {
     auto parent = volume.OpenRunParent(LayoutOf(intent));
@@ -259,12 +320,17 @@ std::string SnapshotPath(const Volume& volume, const std::string& name) {
   return volume.BookkeepingPath(std::string(kSnapshots) + "/" + name);
 }
 
-Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep) {
+Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep,
+                                   bool subvolume_run) {
   if (!IsVisibleName(name)) {
     return Fail(Kind::kLayout, "snapshot name " + Q(name) + " is not a plain directory name");
   }
   Intent intent{
       kOpSnapshot, name, "copy", {{"keep", std::to_string(keep)}, {"run-parent", RunParentArg(layout)}}};
+  if (subvolume_run && btrfs::IsBtrfs(volume.dir()) && !btrfs::IsSubvolume(volume.dir(), kRun) &&
+      layout == Layout::kRun) {
+    intent.args.push_back({"subvolume-run", "yes"});
+  }
   SnapshotTaken taken;
   taken.filesystem = sys::FilesystemName(volume.bookkeeping().fd());
   auto start = std::chrono::steady_clock::now();
@@ -287,6 +353,7 @@ Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::str
 }
 
 std::string_view ReflinkWord(const CopyStats& copy) {
+  if (copy.subvolume) return "yes";
   if (copy.reflinked == 0) return copy.data_files == 0 ? "nothing to share" : "no";
   return copy.reflinked == copy.data_files ? "yes" : "partly";
 }
@@ -302,7 +369,17 @@ void LogSnapshotTaken(std::string_view message, const Volume& volume, const std:
                       const SnapshotTaken& taken) {
   char mib[32];
   std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(taken.copy.bytes) / (1 << 20));
+  // A subvolume snapshot walks no file: there is nothing to count.
+  if (taken.copy.subvolume) {
+    log::Info(message, {{"snapshot", SnapshotPath(volume, name)},
+                        {"method", "subvolume snapshot"},
+                        {"reflink", std::string(ReflinkWord(taken.copy))},
+                        {"filesystem", taken.filesystem},
+                        {"ms", std::to_string(taken.elapsed.count())}});
+    return;
+  }
   log::Info(message, {{"snapshot", SnapshotPath(volume, name)},
+                      {"method", "copy"},
                       {"files", std::to_string(taken.copy.files)},
                       {"MiB", mib},
                       {"reflink", std::string(ReflinkWord(taken.copy))},

@@ -37,10 +37,16 @@ struct SnapshotTaken {
   std::chrono::milliseconds elapsed{0};
 };
 
-/// Copies `layout`'s run directory to snapshots/<name> (a reflink where the
-/// filesystem has them), replacing an older snapshot of that name only once
-/// the new one is complete, then keeps the newest `keep` snapshots.
-Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep);
+/// Copies `layout`'s run directory to snapshots/<name>, replacing an older
+/// snapshot of that name only once the new one is complete, then keeps the
+/// newest `keep` snapshots. A run directory that is a btrfs subvolume is
+/// snapshotted at once; other copies share extents where the filesystem can
+/// (reflinks). With `subvolume_run` (the run layout's version changes), a
+/// run directory on btrfs that is not a subvolume becomes one: the copy is
+/// made into a subvolume and takes its place, the old directory is the
+/// snapshot.
+Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep,
+                                   bool subvolume_run = false);
 
 /// "yes" when every file's data was shared with the original (FICLONE), "no"
 /// when none was, "partly" in between ("nothing to share" without data).

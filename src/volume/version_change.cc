@@ -15,7 +15,9 @@ Result<bool> HandleVersionChange(Volume& volume, const std::optional<History>& h
   log::Info("a different versioned home starts on this volume", {{"previous", previous}, {"now", vh_name}});
   bool snapshotted = false;
   if (keep_snapshots > 0) {
-    auto taken = TakeSnapshot(volume, layout, previous, keep_snapshots);
+    // The run layout's STATE/run is the agent's only through VH/run, so that
+    // a subvolume there gives it no new cross-device renames.
+    auto taken = TakeSnapshot(volume, layout, previous, keep_snapshots, layout == Layout::kRun);
     if (!taken) return std::unexpected(taken.error());
     LogSnapshotTaken("snapshot of the previous version's state taken", volume, previous, *taken);
     snapshotted = true;

@@ -107,11 +107,18 @@ class FaultNs : public ::testing::Test {
   std::string H() { return t_ / "work/home"; }
   std::string S() { return t_ / "work/state"; }
 
-  // A new container on the old volume: fresh image copy, fresh tmpfs.
+  // A new container on the old volume: fresh image copy, fresh tmpfs (or,
+  // with btrfs_image_, the btrfs image emptied, and STATE/run a subvolume).
   std::string FreshWorld() {
     ::umount2(S().c_str(), MNT_DETACH);
     if (test::Shell("rm -rf " + H() + " && cp -a " + t_ / "image/home " + H()) != 0) return "copy image";
-    if (::mount("tmpfs", S().c_str(), "tmpfs", MS_NOEXEC, "mode=0755") < 0) return std::strerror(errno);
+    if (!btrfs_image_.empty()) {
+      if (test::Shell("mount -o loop,noexec " + btrfs_image_ + " " + S() + " && rm -rf " + S() + "/* " + S() +
+                      "/.agent-init && btrfs -q subvolume create " + S() + "/run >/dev/null") != 0)
+        return "mount the btrfs image, empty it, make STATE/run a subvolume";
+    } else if (::mount("tmpfs", S().c_str(), "tmpfs", MS_NOEXEC, "mode=0755") < 0) {
+      return std::strerror(errno);
+    }
     test::WriteFile(S() + "/run/conflict", "volume-version");
     test::WriteFile(S() + "/run/same", "identical");
     test::WriteFile(S() + "/run/deep/a/other", "volume");
@@ -152,12 +159,22 @@ class FaultNs : public ::testing::Test {
     });
     EXPECT_EQ(failure, "");
   }
+  std::string btrfs_image_;  // a btrfs image file for the volume; tmpfs when empty
   test::TempDir t_;
 };
 
 // Migration from the image (ext4) to the volume (tmpfs): copies across
 // filesystems, conflicts, merges into existing directories.
 TEST_F(FaultNs, MigrationSurvivesACrashAtEveryStep) { SweepMigration("migration", /*linked=*/false); }
+
+// The same into a btrfs volume whose STATE/run is a subvolume: nothing can
+// be renamed into it, every file is copied across.
+TEST_F(FaultNs, MigrationIntoABtrfsSubvolumeSurvivesACrashAtEveryStep) {
+  REQUIRE_MKFS_BTRFS();
+  btrfs_image_ = test::MakeBtrfsImage(t_ / "volume.img");
+  ASSERT_FALSE(btrfs_image_.empty()) << "mkfs.btrfs";
+  SweepMigration("migration into a btrfs subvolume", /*linked=*/false);
+}
 
 // A hand-made set-up's VH/run, a symlink to a directory outside the volume
 // that holds the state: migrated like the image's own directory, emptied,
@@ -178,7 +195,17 @@ class FaultVolume : public ::testing::Test {
       f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
     }
   }
-  std::string S() { return t_ / "state"; }
+  std::string S() { return btrfs_ ? t_ / "btrfs/state" : t_ / "state"; }
+  // In the calling (private) mount namespace: the volume on a btrfs image
+  // from here on; "" or what failed.
+  std::string OnBtrfs() {
+    std::string image = test::MakeBtrfsImage(t_ / "volume.img");
+    test::MakeDirs(t_ / "btrfs");
+    if (image.empty() || test::Shell("mount -o loop " + image + " " + t_ / "btrfs") != 0)
+      return "btrfs image";
+    btrfs_ = true;
+    return "";
+  }
   RunResult Start(const char* vh, const std::vector<std::string>& env = {}) {
     return AgentInit(
         {"--home", t_ / std::string("image-") + vh, "--state", S(), "--method", "symlink", "prepare"}, env);
@@ -202,9 +229,12 @@ class FaultVolume : public ::testing::Test {
   }
   // The volume after A ran: history says A, run holds A's state, and two
   // older snapshots wait to be pruned.
-  std::string VolumeUsedByA() {
+  // With `subvolume_run`, STATE/run is a btrfs subvolume.
+  std::string VolumeUsedByA(bool subvolume_run = false) {
     test::Shell("rm -rf " + S());
     test::MakeDirs(S());
+    if (subvolume_run && test::Shell("btrfs -q subvolume create " + S() + "/run >/dev/null") != 0)
+      return "btrfs subvolume create";
     if (Start("elastic-agent-aaaaaa").status != 0) return "first start of A";
     test::WriteFile(S() + "/run/agent.id", "A");
     test::WriteFile(S() + "/run/comp/registry", "offsets-A");
@@ -228,6 +258,7 @@ class FaultVolume : public ::testing::Test {
     return test::TreeDigest(S() + "/.agent-init/snapshots") + "run:\n" + test::TreeDigest(S() + "/run") +
            "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal" : "") + "\n";
   }
+  bool btrfs_ = false;
   test::TempDir t_;
 };
 
@@ -242,6 +273,40 @@ TEST_F(FaultVolume, SnapshotSurvivesACrashAtEveryStep) {
   EXPECT_EQ(Sweep(s, steps), "");
   EXPECT_GT(steps, 5);
   std::cout << "snapshot: recovered from a crash at each of " << steps << " steps\n";
+}
+
+// A -> B on btrfs: the first time STATE/run becomes a subvolume (copied
+// into one, exchanged with the run directory); when it is one, the snapshot
+// is a subvolume snapshot. At every step of both.
+TEST_F(FaultVolume, SnapshotOnBtrfsSurvivesACrashAtEveryStep) {
+  REQUIRE_MOUNT_NAMESPACE();
+  REQUIRE_MKFS_BTRFS();
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = OnBtrfs(); !e.empty()) return e;
+    for (bool subvolume_run : {false, true}) {
+      int steps = 0;
+      Scenario s;
+      s.setup = [&] { return VolumeUsedByA(subvolume_run); };
+      s.act = [&](const std::vector<std::string>& env) { return Start("elastic-agent-bbbbbb", env); };
+      s.restart = [&] { return Start("elastic-agent-bbbbbb"); };
+      // (Whether the snapshot is a subvolume depends on where a crash came:
+      // the start after it finishes the change, then takes the snapshot
+      // again, of a run directory that may be a subvolume by then.)
+      s.digest = [&] {
+        return Snapshots() + "run is a subvolume: " + (test::IsBtrfsSubvolume(S() + "/run") ? "yes" : "no") +
+               "\n";
+      };
+      if (auto e = Sweep(s, steps); !e.empty()) return (subvolume_run ? "subvolume: " : "conversion: ") + e;
+      NS_CHECK(steps > 5, "too few fault points: " + std::to_string(steps));
+      NS_CHECK(test::IsBtrfsSubvolume(S() + "/run"), "STATE/run is a subvolume");
+      NS_CHECK(test::IsBtrfsSubvolume(S() + "/.agent-init/snapshots/elastic-agent-aaaaaa") == subvolume_run,
+               "the snapshot is a subvolume snapshot when STATE/run was one");
+      std::cout << "btrfs snapshot (" << (subvolume_run ? "of a subvolume" : "making run a subvolume")
+                << "): recovered from a crash at each of " << steps << " steps" << std::endl;
+    }
+    return "";
+  });
+  EXPECT_EQ(failure, "");
 }
 
 // restore A over B's state; the operator runs restore again after a crash.

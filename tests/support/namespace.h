@@ -30,6 +30,14 @@ bool DropSysAdmin();
     }                                                                       \
   } while (0)
 
+/// Skips the test, loudly, without btrfs-progs.
+#define REQUIRE_MKFS_BTRFS()                                                              \
+  do {                                                                                    \
+    if (::agent_init::test::Shell("command -v mkfs.btrfs >/dev/null") != 0) {             \
+      GTEST_SKIP() << "SKIPPED: no mkfs.btrfs (scripts/setup test installs btrfs-progs)"; \
+    }                                                                                     \
+  } while (0)
+
 /// In a namespace body: returns a failure description unless `cond` holds.
 #define NS_CHECK(cond, what)                                                                  \
   do {                                                                                        \

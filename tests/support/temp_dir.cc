@@ -84,6 +84,16 @@ bool IsDir(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool IsBtrfsSubvolume(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == 256;
+}
+
+std::string MakeBtrfsImage(const std::string& path) {
+  if (Shell("truncate -s 256M " + path + " && mkfs.btrfs -q " + path + " >/dev/null 2>&1") != 0) return "";
+  return path;
+}
+
 int Shell(const std::string& command) {
   int rc = std::system(command.c_str());
   if (rc < 0) return -1;
@@ -131,7 +141,8 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
   return RunAs(RunAsUser{::getuid(), ::getgid(), {}}, argv, env);
 }
 
-RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv,
+                const std::vector<std::string>& env) {
   const bool same = as.uid == ::getuid() && as.gid == ::getgid() && as.groups.empty();
   RunResult r;
   char out_tmpl[] = "/tmp/agent-init-run-out.XXXXXX";
@@ -157,8 +168,8 @@ RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv, const
     std::vector<char*> cargv;
     for (auto& a : const_cast<std::vector<std::string>&>(argv)) cargv.push_back(a.data());
     cargv.push_back(nullptr);
-    if (!same && (::setgroups(as.groups.size(), as.groups.data()) < 0 || ::setresgid(as.gid, as.gid, as.gid) < 0 ||
-                  ::setresuid(as.uid, as.uid, as.uid) < 0)) {
+    if (!same && (::setgroups(as.groups.size(), as.groups.data()) < 0 ||
+                  ::setresgid(as.gid, as.gid, as.gid) < 0 || ::setresuid(as.uid, as.uid, as.uid) < 0)) {
       _exit(126);
     }
     ::execve(cargv[0], cargv.data(), cenv.data());

@@ -31,6 +31,13 @@ bool Exists(const std::string& path);  // lstat succeeds
 bool IsSymlink(const std::string& path);
 bool IsDir(const std::string& path);  // lstat: a real directory
 
+/// The root directory of a btrfs subvolume (inode number 256).
+bool IsBtrfsSubvolume(const std::string& path);
+
+/// A btrfs filesystem made in the new image file `path` (256 MiB, sparse);
+/// the path, or "" when mkfs.btrfs fails.
+std::string MakeBtrfsImage(const std::string& path);
+
 /// Runs a shell command line; returns its exit status (or 128+signal).
 int Shell(const std::string& command);
 
@@ -50,7 +57,8 @@ struct RunAsUser {
   std::vector<gid_t> groups;  // supplementary groups
 };
 /// Run, with the child switched to `as` before the exec.
-RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+RunResult RunAs(const RunAsUser& as, const std::vector<std::string>& argv,
+                const std::vector<std::string>& env = {});
 
 /// Starts argv in the background, stdout and stderr appended to `log_path`.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path);
