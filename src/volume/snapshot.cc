@@ -359,7 +359,7 @@ std::string_view ReflinkWord(const CopyStats& copy) {
 }
 
 std::string_view ReflinkOf(std::string_view fs) {
-  if (fs == "btrfs") return "yes";
+  if (fs == "btrfs") return "yes; subvolume snapshots, at once, from the first version change on";
   if (fs == "xfs") return "yes if made with reflink=1 (the default since xfsprogs 5.1)";
   if (fs == "ext4" || fs == "tmpfs" || fs == "overlay") return "no: snapshots are full copies";
   return "unknown (each snapshot's log line says)";

@@ -53,7 +53,8 @@ Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::str
 std::string_view ReflinkWord(const CopyStats& copy);
 
 /// Whether snapshots on filesystem `fs` (sys::FilesystemName) share the
-/// state's extents: "yes" (btrfs), "yes if made with reflink=1" (XFS; the
+/// state's extents: "yes; subvolume snapshots" (btrfs), "yes if made with
+/// reflink=1" (XFS; the
 /// default since xfsprogs 5.1), "no" (full copies: ext4, tmpfs, overlay),
 /// "unknown" (each snapshot's log line tells).
 std::string_view ReflinkOf(std::string_view fs);
