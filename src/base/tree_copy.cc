@@ -285,8 +285,8 @@ Result<void> PlaceFileCopy(const Dir& from, const std::string& name, const Dir& 
   auto filled = FillFile(src, *st, in->get(), now, out.get(), run);
   if (!filled) return filled;
   if (sys::Fsync(out.get()) < 0) return SysFail(errno, "sync " + Q(shown));
-  // Through /proc (any user); AT_EMPTY_PATH where /proc is missing (it
-  // needs CAP_DAC_READ_SEARCH before Linux 6.10).
+  // Through /proc, which any user may; AT_EMPTY_PATH only where /proc is
+  // missing (many kernels allow it only with CAP_DAC_READ_SEARCH).
   if (::linkat(AT_FDCWD, sys::ProcFdPath(out.get()).c_str(), to.fd(), name.c_str(), AT_SYMLINK_FOLLOW) < 0 &&
       (errno != ENOENT || ::linkat(out.get(), "", to.fd(), name.c_str(), AT_EMPTY_PATH) < 0)) {
     return SysFail(errno, "link " + Q(shown));

@@ -58,6 +58,24 @@ TEST(Migrate, MovesNewEntriesAndKeepsTheVolumesCopyOnConflict) {
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/journal"));
 }
 
+// A symlink on both sides is one state when it points at the same place,
+// a conflict when not.
+TEST(Migrate, SymlinksToTheSameTargetAreIdentical) {
+  MigrateFixture f;
+  test::Symlink("comp", f.t / "image/run/same-link");
+  test::Symlink("comp", f.t / "state/run/same-link");
+  test::Symlink("image-target", f.t / "image/run/other-link");
+  test::Symlink("volume-target", f.t / "state/run/other-link");
+  f.Open();
+  auto r = MigrateRun(f.image_run, f.state_run, f.volume(), "ID3");
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_EQ(r->identical, 1u);
+  ASSERT_EQ(r->conflicts.size(), 1u);
+  EXPECT_TRUE(test::IsSymlink(f.t / "state/.agent-init/conflicts/ID3/other-link"));
+  EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/conflicts/ID3/same-link"));
+  EXPECT_EQ(test::TreeDigest(f.t / "image/run"), "");
+}
+
 TEST(Migrate, TypeClashGoesAsideWhole) {
   MigrateFixture f;
   test::WriteFile(f.t / "image/run/x/file", "in a dir");
