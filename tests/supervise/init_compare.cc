@@ -1,12 +1,13 @@
 // Runs the supervisor acceptance cases against agent-init and the inits it
 // is measured against (tini-static, dumb-init, catatonit), in both
 // placements, and prints a Markdown table (scripts/compare-inits).
-//   init_compare AGENT_INIT_BINARY
+//   init_compare AGENT_INIT_BINARY [CASE_NAME]   (one case, by name, when given)
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "init_cases.h"
 
@@ -30,7 +31,7 @@ void AgentHome(const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: init_compare AGENT_INIT_BINARY\n");
+    std::fprintf(stderr, "usage: init_compare AGENT_INIT_BINARY [CASE_NAME]\n");
     return 2;
   }
   struct Peer {
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < peers.size(); ++i) std::printf("---|---|");
   std::printf("\n");
   for (const auto& c : AllCases()) {
+    if (argc > 2 && std::string_view(argv[2]) != c.name) continue;  // one case, by hand
     std::printf("| %s |", c.what);
     for (const auto& p : peers) {
       for (bool pid1 : {true, false}) {
