@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/dir.h"
@@ -79,8 +81,18 @@ int UsageError(const std::string& msg, const std::string& hint = {}) {
   return agent_init::ExitCodeFor(Kind::kUsage);
 }
 
+// The modes other than running a command, each a subcommand of the app.
+constexpr std::array<std::string_view, 4> kModes{"prepare", "inspect", "restore", "eject"};
+
+bool IsMode(std::string_view word) {
+  for (std::string_view mode : kModes) {
+    if (word == mode) return true;
+  }
+  return false;
+}
+
 // Where the command starts: the first positional argument that is not a
-// subcommand, or the word after the first "--". Options before it belong to
+// mode, or the word after the first "--". Options before it belong to
 // agent-init, everything from it on to the command, so that
 // `agent-init --home X elastic-agent run -e` passes `-e` to the agent.
 size_t CommandStart(const CLI::App& app, const std::vector<std::string>& args) {
@@ -93,9 +105,7 @@ size_t CommandStart(const CLI::App& app, const std::vector<std::string>& args) {
       if (opt != nullptr && opt->get_expected_min() > 0) ++i;  // skip its value
       continue;
     }
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      if (sub->check_name(a)) return args.size();  // a mode: it takes no command
-    }
+    if (IsMode(a)) return args.size();  // a mode: it takes no command
     return i;
   }
   return args.size();
@@ -119,6 +129,38 @@ std::vector<std::string_view> ValueOptions(const CLI::App& app) {
     for (const std::string& name : opt->get_lnames()) out.push_back(name);
   }
   return out;
+}
+
+// The modes other than running a command (null where not added).
+struct Modes {
+  CLI::App* prepare = nullptr;
+  CLI::App* inspect = nullptr;
+  CLI::App* restore = nullptr;
+  CLI::App* eject = nullptr;
+};
+
+Modes AddModes(CLI::App& app, Cli& cli) {
+  Modes m;
+  m.prepare = app.add_subcommand("prepare", "Prepare the state, then exit 0");
+  m.inspect = app.add_subcommand("inspect", "Report what is there and what prepare would do");
+  m.prepare
+      ->add_option("--seed-data", cli.config.seed_data,
+                   "Copy the image's HOME/data into DIR (an exec-capable emptyDir) for a read-only root")
+      ->envname("AGENT_INIT_SEED_DATA");
+  m.inspect->add_flag("--json", cli.json, "Print one JSON object")->envname("AGENT_INIT_JSON");
+  m.inspect->add_option("COMMAND", cli.command,
+                        "After --: the command prepare would run (decides --layout auto)");
+  m.restore = app.add_subcommand(
+      "restore", "Put snapshot NAME back as STATE/run (keeping the current one as a snapshot)");
+  m.restore->add_option("NAME", cli.snapshot, "Snapshot name (inspect lists them)")->required();
+  m.eject = app.add_subcommand(
+      "eject", "Leave the volume in the agent's own layout (STATE_PATH), remove agent-init's bookkeeping");
+  m.eject->add_flag("--remove-snapshots", cli.remove_snapshots, "Remove the snapshots too")
+      ->envname("AGENT_INIT_REMOVE_SNAPSHOTS");
+  m.eject->add_option("COMMAND", cli.command, "After --: the command the image runs (decides --layout auto)");
+  for (CLI::App* sub : {m.prepare, m.inspect, m.restore, m.eject}) sub->fallthrough();
+  app.require_subcommand(0, 1);
+  return m;
 }
 
 }  // namespace
@@ -203,26 +245,6 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
 
-  CLI::App* prepare = app.add_subcommand("prepare", "Prepare the state, then exit 0");
-  CLI::App* inspect = app.add_subcommand("inspect", "Report what is there and what prepare would do");
-  prepare
-      ->add_option("--seed-data", cli.config.seed_data,
-                   "Copy the image's HOME/data into DIR (an exec-capable emptyDir) for a read-only root")
-      ->envname("AGENT_INIT_SEED_DATA");
-  inspect->add_flag("--json", cli.json, "Print one JSON object")->envname("AGENT_INIT_JSON");
-  inspect->add_option("COMMAND", cli.command,
-                      "After --: the command prepare would run (decides --layout auto)");
-  CLI::App* restore = app.add_subcommand(
-      "restore", "Put snapshot NAME back as STATE/run (keeping the current one as a snapshot)");
-  restore->add_option("NAME", cli.snapshot, "Snapshot name (inspect lists them)")->required();
-  CLI::App* eject = app.add_subcommand(
-      "eject", "Leave the volume in the agent's own layout (STATE_PATH), remove agent-init's bookkeeping");
-  eject->add_flag("--remove-snapshots", cli.remove_snapshots, "Remove the snapshots too")
-      ->envname("AGENT_INIT_REMOVE_SNAPSHOTS");
-  eject->add_option("COMMAND", cli.command, "After --: the command the image runs (decides --layout auto)");
-  for (CLI::App* sub : {prepare, inspect, restore, eject}) sub->fallthrough();
-  app.require_subcommand(0, 1);
-
   std::vector<std::string> args(argv + 1, argv + argc);
   size_t start = CommandStart(app, args);
   std::vector<std::string> ours(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(start));
@@ -230,6 +252,16 @@ int main(int argc, char** argv) {
     size_t first = args[start] == "--" ? start + 1 : start;
     cli.command.assign(args.begin() + static_cast<std::ptrdiff_t>(first), args.end());
   }
+
+  // The modes are added only when agent-init's own arguments name one or ask
+  // for help: every restart of the agent parses without them, and building
+  // them (each with its own help flag and options) was a third of the
+  // instructions of a restart. A word that only looks like a mode (an
+  // option's value) merely builds them: the parse is then the same as ever.
+  bool with_modes = false;
+  for (const std::string& a : ours) with_modes = with_modes || IsMode(a) || a == "-h" || a == "--help";
+  const Modes modes = with_modes ? AddModes(app, cli) : Modes{};
+
   try {
     std::vector<std::string> reversed(ours.rbegin(), ours.rend());  // CLI11 parses from the back
     app.parse(reversed);
@@ -247,12 +279,13 @@ int main(int argc, char** argv) {
   }
 
   Config& config = cli.config;
-  config.mode = prepare->parsed()   ? Mode::kPrepare
-                : inspect->parsed() ? Mode::kInspect
-                : restore->parsed() ? Mode::kRestore
-                : eject->parsed()   ? Mode::kEject
-                : cli.supervise     ? Mode::kSupervise
-                                    : Mode::kExec;
+  auto parsed = [](const CLI::App* sub) { return sub != nullptr && sub->parsed(); };
+  config.mode = parsed(modes.prepare)   ? Mode::kPrepare
+                : parsed(modes.inspect) ? Mode::kInspect
+                : parsed(modes.restore) ? Mode::kRestore
+                : parsed(modes.eject)   ? Mode::kEject
+                : cli.supervise         ? Mode::kSupervise
+                                        : Mode::kExec;
   const bool runs_command = config.mode == Mode::kExec || config.mode == Mode::kSupervise;
   if (!runs_command && config.mode != Mode::kInspect && config.mode != Mode::kEject && !cli.command.empty()) {
     return UsageError("unexpected arguments after the mode: " + cli.command.front());

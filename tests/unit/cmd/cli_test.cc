@@ -209,6 +209,20 @@ TEST_F(CliHome, DoubleDashSeparatesAModeNamedCommand) {
   EXPECT_TRUE(Contains(r.err, "prepare")) << r.err;
 }
 
+// The modes are added to the parser only when the arguments name one: a
+// mode's own option in front of a command is still refused, and a mode's
+// name as an option's value still parses as that value.
+TEST_F(CliHome, AModesOptionBeforeACommandIsAUsageError) {
+  for (const char* opt : {"--json", "--remove-snapshots", "--seed-data=/tmp"}) {
+    RunResult r = AgentInit(With({opt, "--", "/bin/true"}));
+    EXPECT_EQ(r.status, 64) << opt << ": " << r.err;
+    EXPECT_TRUE(Contains(r.err, "Run 'agent-init --help'")) << r.err;
+  }
+  RunResult valued = AgentInit(With({"--versioned-home", "prepare", "--", "/bin/true"}));
+  EXPECT_EQ(valued.status, 65) << valued.err;  // HOME/data/prepare does not exist
+  EXPECT_TRUE(Contains(valued.err, "prepare")) << valued.err;
+}
+
 TEST_F(CliHome, CommandNotFoundIs127AndNotExecutableIs126) {
   EXPECT_EQ(AgentInit(With({"--", t_ / "missing"})).status, 127);
   test::WriteFile(t_ / "plain", "data", 0644);
