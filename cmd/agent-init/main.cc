@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
 
   // The modes are added only when agent-init's own arguments name one or ask
   // for help: every restart of the agent parses without them, and building
-  // them (each with its own help flag and options) was a third of the
+  // them (each with its own help flag and options) was a fifth of the
   // instructions of a restart. A word that only looks like a mode (an
   // option's value) merely builds them: the parse is then the same as ever.
   bool with_modes = false;
