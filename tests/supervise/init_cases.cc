@@ -580,12 +580,12 @@ CaseResult TtyStopsWithTheCommand(const InitFlavour& f) {
   // SIGSTOP is undone by that stop (seen under qemu, where the window is
   // wide). So SIGCONT is sent again while none is recorded, and once more
   // before SIGUSR1 (on a command still running, one more line).
+  const int tries = f.pid1 ? 4 : 1;
   bool continued = false;
-  for (int tries = 0; tries < 4 && !continued; ++tries) {
+  for (int i = 0; i < tries && !continued; ++i) {
     ::kill(l.init, SIGCONT);
     continued = WaitFor(
-        f.workdir, [&] { return has(SIGCONT); }, f.pid1 ? 500 : 2000);
-    if (!f.pid1) break;
+        f.workdir, [&] { return has(SIGCONT); }, 2000 / tries);
   }
   if (f.pid1) ::kill(l.init, SIGCONT);
   ::kill(l.init, SIGUSR1);
