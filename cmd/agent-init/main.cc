@@ -120,13 +120,145 @@ std::string Absolute(const std::string& path) {
   return agent_init::NormalizePath(std::string(cwd) + "/" + path);
 }
 
-// The long names of agent-init's own options that take a value, as the app
-// defines them (views into it: the app outlives the run).
-std::vector<std::string_view> ValueOptions(const CLI::App& app) {
+// agent-init's own options, in the order --help lists them. Each is added
+// to the parser only when the arguments or the environment name it (or
+// --help lists them all): CLI11 builds every option with two copies of its
+// names and checks it against every option added before it, so that building
+// all sixteen was over a third of the instructions of a restart. What is not
+// built keeps its default.
+struct OptionSpec {
+  std::string_view name;  // the long name, with "--"
+  const char* env;        // its environment variable
+  bool takes_value;       // false for a flag (the test of value_options checks this)
+  CLI::Option* (*add)(CLI::App& app, Cli& cli, const std::string& name);
+};
+
+constexpr OptionSpec kOptions[] = {
+    {"--home", "AGENT_INIT_HOME", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_option(name, cli.config.home, "The agent's home in the image")->capture_default_str();
+     }},
+    {"--state", "AGENT_INIT_STATE", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app
+           .add_option(name, cli.config.state,
+                       "The persistent volume; the agent's run directory is STATE/run")
+           ->capture_default_str();
+     }},
+    {"--versioned-home", "AGENT_INIT_VERSIONED_HOME", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_option(name, cli.config.versioned_home,
+                             "Directory name under HOME/data to use; skips discovery");
+     }},
+    {"--method", "AGENT_INIT_METHOD", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
+                                                         {"bind", agent_init::Method::kBind},
+                                                         {"symlink", agent_init::Method::kSymlink}};
+       return app
+           .add_option(name, cli.config.method, "How STATE/run is put on VH/run: auto, bind or symlink")
+           ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case).description(""))
+           ->type_name("auto|bind|symlink")
+           ->default_str("auto");
+     }},
+    {"--layout", "AGENT_INIT_LAYOUT", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       std::map<std::string, agent_init::LayoutOption> layouts{{"auto", agent_init::LayoutOption::kAuto},
+                                                               {"run", agent_init::LayoutOption::kRun},
+                                                               {"state", agent_init::LayoutOption::kState}};
+       return app
+           .add_option(
+               name, cli.config.layout,
+               "run: the volume's run directory goes on VH/run (elastic-agent run); state: the volume is "
+               "STATE_PATH (elastic-agent container, 7.13+); auto: from the command")
+           ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case).description(""))
+           ->type_name("auto|run|state")
+           ->default_str("auto");
+     }},
+    {"--lock-timeout", "AGENT_INIT_LOCK_TIMEOUT", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app
+           .add_option(name, cli.config.lock_timeout,
+                       "Seconds to wait while another instance holds the volume (0: fail at once)")
+           ->check(CLI::Range(0, 86400))
+           ->capture_default_str();
+     }},
+    {"--keep-snapshots", "AGENT_INIT_KEEP_SNAPSHOTS", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app
+           .add_option(name, cli.config.keep_snapshots,
+                       "Snapshots of STATE/run kept when the versioned home changes (0: take none)")
+           ->check(CLI::Range(0, 1000))
+           ->capture_default_str();
+     }},
+    {"--user", "AGENT_INIT_USER", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_option(name, cli.config.user,
+                             "USER[:GROUP] to run the agent as; the state is handed to it (names from "
+                             "/etc/passwd, /etc/group)");
+     }},
+    {"--supervise", "AGENT_INIT_SUPERVISE", false,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_flag(
+           name, cli.supervise,
+           "Stay as the command's parent: forward signals, reap orphans, stop the whole tree on exit");
+     }},
+    {"--grace", "AGENT_INIT_GRACE", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app
+           .add_option(name, cli.grace,
+                       "With --supervise: seconds from SIGTERM to SIGKILL for remaining processes")
+           ->check(CLI::Range(0, 86400))
+           ->capture_default_str();
+     }},
+    {"--signal-group", "AGENT_INIT_SIGNAL_GROUP", false,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_flag(name, cli.signal_group,
+                           "With --supervise: forward signals to the command's process group");
+     }},
+    {"--signal-map", "AGENT_INIT_SIGNAL_MAP", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app
+           .add_option(name, cli.signal_map,
+                       "With --supervise: FROM:TO rewrites a signal before forwarding; FROM:0 (or FROM:IGN) "
+                       "drops it (repeatable; env: comma-separated)")
+           ->delimiter(',');
+     }},
+    {"--log-format", "AGENT_INIT_LOG_FORMAT", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_option(name, cli.log_format, "Log format on stderr: text or json")
+           ->check(CLI::IsMember({"text", "json"}))
+           ->capture_default_str();
+     }},
+    {"--log-level", "AGENT_INIT_LOG_LEVEL", true,
+     [](CLI::App& app, Cli& cli, const std::string& name) {
+       return app.add_option(name, cli.log_level, "Log level: debug, info, warn, error or off")
+           ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
+           ->capture_default_str();
+     }},
+};
+
+// Whether `arg` may be parsed as the option `name` ("--name" or
+// "--name=VALUE"). Any argument counts, the command's too: an option built
+// in vain costs a little time, one missing would be refused as unknown.
+bool Names(std::string_view arg, std::string_view name) {
+  return arg.starts_with(name) && (arg.size() == name.size() || arg[name.size()] == '=');
+}
+
+void AddOptions(CLI::App& app, Cli& cli, const std::vector<std::string>& args, bool all) {
+  for (const OptionSpec& spec : kOptions) {
+    bool named = all || std::getenv(spec.env) != nullptr;
+    for (size_t i = 0; !named && i < args.size(); ++i) named = Names(args[i], spec.name);
+    if (named) spec.add(app, cli, std::string(spec.name))->envname(spec.env);
+  }
+}
+
+// The long names (without "--") of agent-init's own options that take a
+// value, built or not.
+std::vector<std::string_view> ValueOptions() {
   std::vector<std::string_view> out;
-  for (const CLI::Option* opt : app.get_options()) {
-    if (opt->get_expected_min() <= 0) continue;
-    for (const std::string& name : opt->get_lnames()) out.push_back(name);
+  for (const OptionSpec& spec : kOptions) {
+    if (spec.takes_value) out.push_back(spec.name.substr(2));
   }
   return out;
 }
@@ -178,74 +310,10 @@ int main(int argc, char** argv) {
                "agent-init"};
   app.set_version_flag("--version", "");
 
-  std::map<std::string, agent_init::Method> methods{{"auto", agent_init::Method::kAuto},
-                                                    {"bind", agent_init::Method::kBind},
-                                                    {"symlink", agent_init::Method::kSymlink}};
-  app.add_option("--home", cli.config.home, "The agent's home in the image")
-      ->envname("AGENT_INIT_HOME")
-      ->capture_default_str();
-  app.add_option("--state", cli.config.state, "The persistent volume; the agent's run directory is STATE/run")
-      ->envname("AGENT_INIT_STATE")
-      ->capture_default_str();
-  app.add_option("--versioned-home", cli.config.versioned_home,
-                 "Directory name under HOME/data to use; skips discovery")
-      ->envname("AGENT_INIT_VERSIONED_HOME");
-  app.add_option("--method", cli.config.method, "How STATE/run is put on VH/run: auto, bind or symlink")
-      ->envname("AGENT_INIT_METHOD")
-      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case).description(""))
-      ->type_name("auto|bind|symlink")
-      ->default_str("auto");
-  std::map<std::string, agent_init::LayoutOption> layouts{{"auto", agent_init::LayoutOption::kAuto},
-                                                          {"run", agent_init::LayoutOption::kRun},
-                                                          {"state", agent_init::LayoutOption::kState}};
-  app.add_option("--layout", cli.config.layout,
-                 "run: the volume's run directory goes on VH/run (elastic-agent run); state: the volume is "
-                 "STATE_PATH (elastic-agent container, 7.13+); auto: from the command")
-      ->envname("AGENT_INIT_LAYOUT")
-      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case).description(""))
-      ->type_name("auto|run|state")
-      ->default_str("auto");
-  app.add_option("--lock-timeout", cli.config.lock_timeout,
-                 "Seconds to wait while another instance holds the volume (0: fail at once)")
-      ->envname("AGENT_INIT_LOCK_TIMEOUT")
-      ->check(CLI::Range(0, 86400))
-      ->capture_default_str();
-  app.add_option("--keep-snapshots", cli.config.keep_snapshots,
-                 "Snapshots of STATE/run kept when the versioned home changes (0: take none)")
-      ->envname("AGENT_INIT_KEEP_SNAPSHOTS")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  app.add_option(
-         "--user", cli.config.user,
-         "USER[:GROUP] to run the agent as; the state is handed to it (names from /etc/passwd, /etc/group)")
-      ->envname("AGENT_INIT_USER");
-  app.add_flag("--supervise", cli.supervise,
-               "Stay as the command's parent: forward signals, reap orphans, stop the whole tree on exit")
-      ->envname("AGENT_INIT_SUPERVISE");
-  app.add_option("--grace", cli.grace,
-                 "With --supervise: seconds from SIGTERM to SIGKILL for remaining processes")
-      ->envname("AGENT_INIT_GRACE")
-      ->check(CLI::Range(0, 86400))
-      ->capture_default_str();
-  app.add_flag("--signal-group", cli.signal_group,
-               "With --supervise: forward signals to the command's process group")
-      ->envname("AGENT_INIT_SIGNAL_GROUP");
-  app.add_option(
-         "--signal-map", cli.signal_map,
-         "With --supervise: FROM:TO rewrites a signal before forwarding; FROM:0 (or FROM:IGN) drops it "
-         "(repeatable; env: comma-separated)")
-      ->envname("AGENT_INIT_SIGNAL_MAP")
-      ->delimiter(',');
-  app.add_option("--log-format", cli.log_format, "Log format on stderr: text or json")
-      ->envname("AGENT_INIT_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  app.add_option("--log-level", cli.log_level, "Log level: debug, info, warn, error or off")
-      ->envname("AGENT_INIT_LOG_LEVEL")
-      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
-
   std::vector<std::string> args(argv + 1, argv + argc);
+  bool wants_help = false;
+  for (const std::string& a : args) wants_help = wants_help || a == "-h" || a == "--help";
+  AddOptions(app, cli, args, /*all=*/wants_help);
   size_t start = CommandStart(app, args);
   std::vector<std::string> ours(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(start));
   if (start < args.size()) {
@@ -303,14 +371,15 @@ int main(int argc, char** argv) {
   // empty environment variable, so AGENT_INIT_USER= is looked at here.
   const char* env_user = std::getenv("AGENT_INIT_USER");
   const bool uses_user = config.mode != Mode::kInspect && config.mode != Mode::kEject;
-  if (uses_user &&
-      (app.count("--user") > 0 ? config.user.empty() : (env_user != nullptr && *env_user == '\0'))) {
+  if (uses_user && (app.get_option_no_throw("--user") != nullptr && app.count("--user") > 0
+                        ? config.user.empty()
+                        : (env_user != nullptr && *env_user == '\0'))) {
     return UsageError("--user is empty (or AGENT_INIT_USER is set to nothing)",
                       "give USER or USER:GROUP, or leave the option out to keep agent-init's own user");
   }
   config.home = Absolute(config.home);
   config.state = Absolute(config.state);
-  config.value_options = ValueOptions(app);
+  config.value_options = ValueOptions();
   agent_init::log::Init(
       cli.log_format == "json" ? agent_init::log::Format::kJson : agent_init::log::Format::kText,
       ParseLevel(cli.log_level));

@@ -97,13 +97,15 @@ class CliHome : public ::testing::Test {
 };
 
 // Issue #3, done when: the 7.11.1 image is named by its home symlink.
-// Options that --help shows with a value: a value shows as its type (TEXT,
-// INT) or its choices (a|b|c).
-std::set<std::string> ValueOptionsInHelp() {
+// The options of agent-init's own that --help lists (not the modes'), with a
+// value (`with_value`: a value shows as its type, TEXT or INT, or its
+// choices, a|b|c) or without one.
+std::set<std::string> OptionsInHelp(bool with_value) {
   RunResult r = AgentInit({"--help"});
   std::set<std::string> out;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("Subcommands:")) break;
     if (!line.starts_with("  --")) continue;
     std::istringstream words(line);
     std::string name, next;
@@ -111,10 +113,11 @@ std::set<std::string> ValueOptionsInHelp() {
     // Choices: a|b|c at the start (before "=default").
     std::string lead = next.substr(0, next.find_first_not_of("abcdefghijklmnopqrstuvwxyz|"));
     bool choices = lead.find('|') != std::string::npos && !lead.starts_with('|');
-    if (next.starts_with("TEXT") || next.starts_with("INT") || choices) out.insert(name);
+    if ((next.starts_with("TEXT") || next.starts_with("INT") || choices) == with_value) out.insert(name);
   }
   return out;
 }
+std::set<std::string> ValueOptionsInHelp() { return OptionsInHelp(true); }
 
 // --layout auto reads commands that run agent-init itself (image/
 // layout_decision.cc) with the option list of the command line's own
@@ -126,6 +129,18 @@ TEST_F(CliHome, EveryValueOptionIsSkippedWhenReadingACommandThatRunsAgentInit) {
     RunResult r =
         AgentInit(With({"inspect", "--json", "--", "agent-init", opt, "x", "elastic-agent", "container"}));
     EXPECT_TRUE(Contains(r.out, "\"layout\":\"state\"")) << opt << ": " << r.out;
+  }
+}
+
+// The other side of the same list: a flag takes no value, so the word after
+// it is the program (agent-init's option table says which options take one).
+TEST_F(CliHome, NoFlagSkipsTheWordAfterItWhenReadingACommandThatRunsAgentInit) {
+  std::set<std::string> flags = OptionsInHelp(false);
+  EXPECT_EQ(flags, (std::set<std::string>{"--signal-group", "--supervise", "--version"}));
+  for (const std::string& flag : flags) {
+    RunResult r =
+        AgentInit(With({"inspect", "--json", "--", "agent-init", flag, "elastic-agent", "container"}));
+    EXPECT_TRUE(Contains(r.out, "\"layout\":\"state\"")) << flag << ": " << r.out;
   }
 }
 
