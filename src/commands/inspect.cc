@@ -171,7 +171,8 @@ void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
     return;
   }
   auto source = [&]() -> const MountTable* { return &*table; };
-  PlacesReport places = CheckPlaces(image.data, image.vh, volume.dir(), source, LinksExecDirs(r.layout));
+  PlacesReport places = CheckPlaces(image.data, image.vh, volume.dir(), source, LinksExecDirs(r.layout),
+                                    PlaceFacts::kForReport);
   for (auto& p : places.places) AttachMount(p, *table);
   r.places = std::move(places.places);
   for (auto& p : places.problems) r.problems.push_back(std::move(p));

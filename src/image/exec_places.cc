@@ -47,32 +47,75 @@ bool OnVolume(Place& p, Place& state, const MountTableSource& table) {
   return Within(FilesystemPath(p), FilesystemPath(state));
 }
 
-std::optional<Place> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
+// A place found, and where it is, for the facts only some places need an fd
+// for: the directory's own fd, or one opened when first asked for.
+struct Found {
+  Place place;
+  int dirfd = -1;
+  std::string rel;  // "" for the directory `dirfd` itself
+  UniqueFd opened;
+
+  int Fd() {
+    if (rel.empty()) return dirfd;
+    if (!opened.valid()) opened.reset(::openat(dirfd, rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return opened.get();
+  }
+};
+
+// One statx by name: a directory (symlinks followed, as the agent follows
+// them), its device and mount.
+std::optional<Found> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
                             std::uint64_t root_mount_id) {
-  int fd = ::openat(dirfd, rel.empty() ? "." : rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  UniqueFd owned(fd);
   struct statx st;
-  if (sys::Statx(fd, "", AT_EMPTY_PATH, &st) < 0) return std::nullopt;
-  Place p;
+  if (sys::Statx(dirfd, rel.c_str(), rel.empty() ? AT_EMPTY_PATH : 0, &st) < 0 || !S_ISDIR(st.stx_mode))
+    return std::nullopt;
+  Found f;
+  f.dirfd = dirfd;
+  f.rel = rel;
+  Place& p = f.place;
   p.role = std::move(role);
   p.path = std::move(shown);
   p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
   p.mount_id = sys::HasMountId(st) ? st.stx_mnt_id : 0;
   p.on_root = p.mount_id != 0 && p.mount_id == root_mount_id;
-  struct statvfs vfs;
-  if (::fstatvfs(fd, &vfs) == 0) {
-    p.noexec = (vfs.f_flag & ST_NOEXEC) != 0;
-    p.nosuid = (vfs.f_flag & ST_NOSUID) != 0;
+  return f;
+}
+
+// The mount's flags (noexec, nosuid): one statvfs per mount, as every place
+// on a mount shares them.
+void ReadMountFlags(std::vector<Found>& found) {
+  for (size_t i = 0; i < found.size(); ++i) {
+    Place& p = found[i].place;
+    const Place* same = nullptr;
+    for (size_t j = 0; j < i && p.mount_id != 0; ++j) {
+      if (found[j].place.mount_id == p.mount_id) same = &found[j].place;
+    }
+    if (same != nullptr) {
+      p.noexec = same->noexec;
+      p.nosuid = same->nosuid;
+      continue;
+    }
+    struct statvfs vfs;
+    if (::fstatvfs(found[i].Fd(), &vfs) == 0) {
+      p.noexec = (vfs.f_flag & ST_NOEXEC) != 0;
+      p.nosuid = (vfs.f_flag & ST_NOSUID) != 0;
+    }
   }
-  // An O_PATH fd takes no xattr calls; its /proc/self/fd link does.
+}
+
+void ReadLabel(Found& f) {
   char label[256];
-  ssize_t got = ::getxattr(sys::ProcFdPath(fd).c_str(), "security.selinux", label, sizeof label - 1);
-  if (got > 0) p.selinux = std::string(label, strnlen(label, static_cast<size_t>(got)));
+  // An O_PATH fd takes no xattr calls; its /proc/self/fd link does.
+  ssize_t got = f.rel.empty() ? ::fgetxattr(f.dirfd, "security.selinux", label, sizeof label - 1)
+                              : ::getxattr(sys::ProcFdPath(f.Fd()).c_str(), "security.selinux", label,
+                                           sizeof label - 1);
+  if (got > 0) f.place.selinux = std::string(label, strnlen(label, static_cast<size_t>(got)));
+}
+
+void ReadRealPath(Found& f) {
   char real[PATH_MAX];
-  ssize_t n = ::readlink(sys::ProcFdPath(fd).c_str(), real, sizeof real - 1);
-  p.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;
-  return p;
+  ssize_t n = ::readlink(sys::ProcFdPath(f.Fd()).c_str(), real, sizeof real - 1);
+  f.place.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : f.place.path;
 }
 
 }  // namespace
@@ -87,19 +130,40 @@ void AttachMount(Place& p, const MountTable& table) {
 }
 
 PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table,
-                         bool links_exec_dirs) {
+                         bool links_exec_dirs, PlaceFacts facts) {
   PlacesReport report;
   struct statx root;
   std::uint64_t root_id =
       sys::Statx(AT_FDCWD, "/", 0, &root) == 0 && sys::HasMountId(root) ? root.stx_mnt_id : 0;
-  if (auto p = Locate(state.fd(), "", "state", state.path(), root_id)) report.places.push_back(std::move(*p));
-  if (auto p = Locate(vh.fd(), "", "versioned_home", vh.path(), root_id))
-    report.places.push_back(std::move(*p));
-  for (const char* sub : {"components", "install", "downloads"}) {
-    if (auto p = Locate(vh.fd(), sub, sub, vh.PathOf(sub), root_id)) report.places.push_back(std::move(*p));
+  std::vector<Found> found;
+  auto add = [&](std::optional<Found> f) {
+    if (f) found.push_back(std::move(*f));
+  };
+  add(Locate(state.fd(), "", "state", state.path(), root_id));
+  add(Locate(vh.fd(), "", "versioned_home", vh.path(), root_id));
+  for (const char* sub : {"components", "install", "downloads"})
+    add(Locate(vh.fd(), sub, sub, vh.PathOf(sub), root_id));
+  add(Locate(data.fd(), "tmp", "tmp", data.PathOf("tmp"), root_id));
+  ReadMountFlags(found);
+  // The rules read the state's label only (a report shows every label), and
+  // real paths only where the mount table must tell two mounts of one
+  // filesystem apart, or stands in for the mount ids of an older kernel.
+  const Found* state_found = !found.empty() && found.front().place.role == "state" ? &found.front() : nullptr;
+  bool state_real = false;
+  for (Found& f : found) {
+    if (facts == PlaceFacts::kForReport || &f == state_found) ReadLabel(f);
+    bool shares_device = state_found != nullptr && &f != state_found &&
+                         f.place.dev == state_found->place.dev &&
+                         f.place.mount_id != state_found->place.mount_id;
+    state_real = state_real || shares_device;
+    if (f.place.mount_id == 0 || shares_device) ReadRealPath(f);
   }
-  if (auto p = Locate(data.fd(), "tmp", "tmp", data.PathOf("tmp"), root_id))
-    report.places.push_back(std::move(*p));
+  if (state_found != nullptr && state_real && state_found->place.real_path.empty())
+    ReadRealPath(found.front());
+  for (Found& f : found) {
+    if (f.place.real_path.empty()) f.place.real_path = f.place.path;  // not read: no rule looks at it
+    report.places.push_back(std::move(f.place));
+  }
   // Without statx mount ids every place needs the table.
   if (root_id == 0 && table) {
     if (const MountTable* t = table()) {
@@ -142,19 +206,22 @@ void EvaluatePlaces(PlacesReport& report, const MountTableSource& table) {
                               "not outlive the container; mount the persistent volume there");
     state = nullptr;
   }
-  if (state != nullptr && !state->selinux.empty() && state->selinux.find("container_file_t") == std::string::npos &&
+  if (state != nullptr && !state->selinux.empty() &&
+      state->selinux.find("container_file_t") == std::string::npos &&
       state->selinux.find("svirt_sandbox_file_t") == std::string::npos) {
-    report.warnings.push_back(Q(state->path) + " carries the SELinux label " + Q(state->selinux) +
-                              ": where SELinux is enforcing, a container writes only what is labelled for "
-                              "containers (container_file_t); mount it with `:z` (Docker, Podman) or relabel the "
-                              "node directory");
+    report.warnings.push_back(
+        Q(state->path) + " carries the SELinux label " + Q(state->selinux) +
+        ": where SELinux is enforcing, a container writes only what is labelled for "
+        "containers (container_file_t); mount it with `:z` (Docker, Podman) or relabel the "
+        "node directory");
   }
   for (auto& p : report.places) {
     if (p.role == "state") continue;
     if (p.nosuid) {
-      report.warnings.push_back(Q(p.path) + " is on a nosuid mount: setuid bits and file capabilities of what the "
-                                            "agent runs there are ignored (the agent's binary has file "
-                                            "capabilities from 8.16)");
+      report.warnings.push_back(Q(p.path) +
+                                " is on a nosuid mount: setuid bits and file capabilities of what the "
+                                "agent runs there are ignored (the agent's binary has file "
+                                "capabilities from 8.16)");
     }
     if (state != nullptr && OnVolume(p, *state, table)) {
       report.problems.push_back(

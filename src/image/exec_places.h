@@ -55,14 +55,19 @@ struct PlacesReport {
   std::optional<Problem> exdev;
 };
 
+/// How much CheckPlaces finds out: what the rules read (prepare, every
+/// start), or also what a report shows (inspect: every place's SELinux label).
+enum class PlaceFacts { kForRules, kForReport };
+
 /// Looks up the mounts of STATE and of every place the agent executes or
 /// installs from (VH, VH/components, VH/install, VH/downloads, DATA/tmp,
 /// those that exist; DATA is HOME/data or a seeded copy), then evaluates them,
 /// with the EXDEV rule for `links_exec_dirs` (LinksExecDirs of the layout
 /// decision). The mount table is read only when the facts from statx and
-/// statvfs do not settle a rule.
+/// statvfs do not settle a rule. A place's `real_path` is its `path` unless a
+/// rule needs it resolved.
 PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const MountTableSource& table,
-                         bool links_exec_dirs);
+                         bool links_exec_dirs, PlaceFacts facts = PlaceFacts::kForRules);
 
 /// The rules, over facts already gathered (unit-testable without mounts):
 /// no executable place on a noexec mount or on the volume; tmp and the install
