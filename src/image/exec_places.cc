@@ -47,75 +47,35 @@ bool OnVolume(Place& p, Place& state, const MountTableSource& table) {
   return Within(FilesystemPath(p), FilesystemPath(state));
 }
 
-// A place found, and where it is, for the facts only some places need an fd
-// for: the directory's own fd, or one opened when first asked for.
-struct Found {
-  Place place;
+// Where a place is: the directory `dirfd` itself, or `rel` under it; an fd
+// is opened for it only by the first call that needs one.
+struct Where {
   int dirfd = -1;
-  std::string rel;  // "" for the directory `dirfd` itself
+  const char* rel = "";
   UniqueFd opened;
 
   int Fd() {
-    if (rel.empty()) return dirfd;
-    if (!opened.valid()) opened.reset(::openat(dirfd, rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (*rel == '\0') return dirfd;
+    if (!opened.valid()) opened.reset(::openat(dirfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC));
     return opened.get();
   }
 };
 
 // One statx by name: a directory (symlinks followed, as the agent follows
 // them), its device and mount.
-std::optional<Found> Locate(int dirfd, const std::string& rel, std::string role, std::string shown,
+std::optional<Place> Locate(const Where& where, const char* role, std::string shown,
                             std::uint64_t root_mount_id) {
   struct statx st;
-  if (sys::Statx(dirfd, rel.c_str(), rel.empty() ? AT_EMPTY_PATH : 0, &st) < 0 || !S_ISDIR(st.stx_mode))
+  if (sys::Statx(where.dirfd, where.rel, *where.rel == '\0' ? AT_EMPTY_PATH : 0, &st) < 0 ||
+      !S_ISDIR(st.stx_mode))
     return std::nullopt;
-  Found f;
-  f.dirfd = dirfd;
-  f.rel = rel;
-  Place& p = f.place;
-  p.role = std::move(role);
+  Place p;
+  p.role = role;
   p.path = std::move(shown);
   p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
   p.mount_id = sys::HasMountId(st) ? st.stx_mnt_id : 0;
   p.on_root = p.mount_id != 0 && p.mount_id == root_mount_id;
-  return f;
-}
-
-// The mount's flags (noexec, nosuid): one statvfs per mount, as every place
-// on a mount shares them.
-void ReadMountFlags(std::vector<Found>& found) {
-  for (size_t i = 0; i < found.size(); ++i) {
-    Place& p = found[i].place;
-    const Place* same = nullptr;
-    for (size_t j = 0; j < i && p.mount_id != 0; ++j) {
-      if (found[j].place.mount_id == p.mount_id) same = &found[j].place;
-    }
-    if (same != nullptr) {
-      p.noexec = same->noexec;
-      p.nosuid = same->nosuid;
-      continue;
-    }
-    struct statvfs vfs;
-    if (::fstatvfs(found[i].Fd(), &vfs) == 0) {
-      p.noexec = (vfs.f_flag & ST_NOEXEC) != 0;
-      p.nosuid = (vfs.f_flag & ST_NOSUID) != 0;
-    }
-  }
-}
-
-void ReadLabel(Found& f) {
-  char label[256];
-  // An O_PATH fd takes no xattr calls; its /proc/self/fd link does.
-  ssize_t got = f.rel.empty() ? ::fgetxattr(f.dirfd, "security.selinux", label, sizeof label - 1)
-                              : ::getxattr(sys::ProcFdPath(f.Fd()).c_str(), "security.selinux", label,
-                                           sizeof label - 1);
-  if (got > 0) f.place.selinux = std::string(label, strnlen(label, static_cast<size_t>(got)));
-}
-
-void ReadRealPath(Found& f) {
-  char real[PATH_MAX];
-  ssize_t n = ::readlink(sys::ProcFdPath(f.Fd()).c_str(), real, sizeof real - 1);
-  f.place.real_path = n > 0 ? std::string(real, static_cast<size_t>(n)) : f.place.path;
+  return p;
 }
 
 }  // namespace
@@ -135,34 +95,55 @@ PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const
   struct statx root;
   std::uint64_t root_id =
       sys::Statx(AT_FDCWD, "/", 0, &root) == 0 && sys::HasMountId(root) ? root.stx_mnt_id : 0;
-  std::vector<Found> found;
-  auto add = [&](std::optional<Found> f) {
-    if (f) found.push_back(std::move(*f));
-  };
-  add(Locate(state.fd(), "", "state", state.path(), root_id));
-  add(Locate(vh.fd(), "", "versioned_home", vh.path(), root_id));
-  for (const char* sub : {"components", "install", "downloads"})
-    add(Locate(vh.fd(), sub, sub, vh.PathOf(sub), root_id));
-  add(Locate(data.fd(), "tmp", "tmp", data.PathOf("tmp"), root_id));
-  ReadMountFlags(found);
-  // The rules read the state's label only (a report shows every label), and
-  // real paths only where the mount table must tell two mounts of one
-  // filesystem apart, or stands in for the mount ids of an older kernel.
-  const Found* state_found = !found.empty() && found.front().place.role == "state" ? &found.front() : nullptr;
-  bool state_real = false;
-  for (Found& f : found) {
-    if (facts == PlaceFacts::kForReport || &f == state_found) ReadLabel(f);
-    bool shares_device = state_found != nullptr && &f != state_found &&
-                         f.place.dev == state_found->place.dev &&
-                         f.place.mount_id != state_found->place.mount_id;
-    state_real = state_real || shares_device;
-    if (f.place.mount_id == 0 || shares_device) ReadRealPath(f);
+  Where candidates[] = {{state.fd(), ""},     {vh.fd(), ""},          {vh.fd(), "components"},
+                        {vh.fd(), "install"}, {vh.fd(), "downloads"}, {data.fd(), "tmp"}};
+  const char* roles[] = {"state", "versioned_home", "components", "install", "downloads", "tmp"};
+  const Dir* dirs[] = {&state, &vh, &vh, &vh, &vh, &data};
+  Where* where[std::size(candidates)];  // of each place found
+  for (size_t i = 0; i < std::size(candidates); ++i) {
+    const Where& c = candidates[i];
+    auto p = Locate(c, roles[i], *c.rel == '\0' ? dirs[i]->path() : dirs[i]->PathOf(c.rel), root_id);
+    if (!p) continue;
+    where[report.places.size()] = &candidates[i];
+    report.places.push_back(std::move(*p));
   }
-  if (state_found != nullptr && state_real && state_found->place.real_path.empty())
-    ReadRealPath(found.front());
-  for (Found& f : found) {
-    if (f.place.real_path.empty()) f.place.real_path = f.place.path;  // not read: no rule looks at it
-    report.places.push_back(std::move(f.place));
+  // The facts that take an fd. A mount's flags (noexec, nosuid) are every
+  // place's on it: one statvfs per mount. The rules read the volume's SELinux
+  // label only (a report shows every label), and real paths only where the
+  // mount table must tell two mounts of the volume's filesystem apart, or
+  // stands in for the mount ids of an older kernel.
+  std::vector<Place>& places = report.places;
+  const bool has_state = !places.empty() && places.front().role == "state";
+  for (size_t i = 0; i < places.size(); ++i) {
+    Place& p = places[i];
+    size_t same = 0;
+    while (same < i && (p.mount_id == 0 || places[same].mount_id != p.mount_id)) ++same;
+    struct statvfs vfs;
+    if (same < i) {
+      p.noexec = places[same].noexec;
+      p.nosuid = places[same].nosuid;
+    } else if (::fstatvfs(where[i]->Fd(), &vfs) == 0) {
+      p.noexec = (vfs.f_flag & ST_NOEXEC) != 0;
+      p.nosuid = (vfs.f_flag & ST_NOSUID) != 0;
+    }
+    if (facts == PlaceFacts::kForReport || (has_state && i == 0)) {
+      char label[256];
+      // An O_PATH fd takes no xattr calls; its /proc/self/fd link does.
+      ssize_t got =
+          ::getxattr(sys::ProcFdPath(where[i]->Fd()).c_str(), "security.selinux", label, sizeof label - 1);
+      if (got > 0) p.selinux = std::string(label, strnlen(label, static_cast<size_t>(got)));
+    }
+  }
+  bool state_real = false;
+  for (size_t i = places.size(); i-- > 0;) {
+    Place& p = places[i];
+    bool shares_device = has_state && i > 0 && p.dev == places[0].dev && p.mount_id != places[0].mount_id;
+    state_real = state_real || shares_device;
+    bool needed = p.mount_id == 0 || shares_device || (i == 0 && state_real);
+    char real[PATH_MAX];
+    ssize_t n = needed ? ::readlink(sys::ProcFdPath(where[i]->Fd()).c_str(), real, sizeof real - 1) : 0;
+    p.real_path =
+        n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;  // not read: no rule looks at it
   }
   // Without statx mount ids every place needs the table.
   if (root_id == 0 && table) {
