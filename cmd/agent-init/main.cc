@@ -124,7 +124,7 @@ std::string Absolute(const std::string& path) {
 // to the parser only when the arguments or the environment name it (or
 // --help lists them all): CLI11 builds every option with two copies of its
 // names and checks it against every option added before it, so that building
-// all sixteen was over a third of the instructions of a restart. What is not
+// all fourteen was over a third of the instructions of a restart. What is not
 // built keeps its default.
 struct OptionSpec {
   std::string_view name;  // the long name, with "--"
