@@ -109,9 +109,11 @@ TEST_F(VolumeFlagsNs, PrepareWarnsOfTheVolumesLabelAndInspectShowsEveryPlacesLab
 // mounted a second time (its own mount id on the volume's device): the agent
 // would run programs from the volume. Only the mount table's paths tell it
 // apart from another directory of that filesystem, and the table speaks of
-// real paths: VH/install's is the symlink's target.
+// real paths: VH/install's is the symlink's target, and the volume is given
+// through a symlink too.
 TEST_F(VolumeFlagsNs, AnInstallDirectoryOnTheVolumeThroughAnotherMountIs65) {
   test::MakeDirs(t_ / "fs");
+  test::Symlink(t_ / "state", t_ / "state-link");
   const std::string install = t_ / "home/data/elastic-agent-9b2fec/install";
   std::string failure = InMountNamespace([&]() -> std::string {
     const std::string fs = t_ / "fs", state = t_ / "state";
@@ -121,7 +123,7 @@ TEST_F(VolumeFlagsNs, AnInstallDirectoryOnTheVolumeThroughAnotherMountIs65) {
     test::MakeDirs(fs + "/elsewhere");
     if (::mount((fs + "/volume").c_str(), state.c_str(), nullptr, MS_BIND, nullptr) < 0)
       return std::string("bind the volume: ") + std::strerror(errno);
-    const std::vector<std::string> args{"--home",   t_ / "home", "--state", state,
+    const std::vector<std::string> args{"--home",   t_ / "home", "--state", t_ / "state-link",
                                         "--method", "symlink",   "prepare"};
     // Another directory of the same filesystem is not the volume.
     if (::rmdir(install.c_str()) < 0) return std::string("rmdir: ") + std::strerror(errno);
