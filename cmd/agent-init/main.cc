@@ -133,6 +133,11 @@ struct OptionSpec {
   CLI::Option* (*add)(CLI::App& app, Cli& cli, const std::string& name);
 };
 
+// An integer option from 0 to `max`, its default shown.
+CLI::Option* AddCount(CLI::App& app, const std::string& name, int& value, const char* description, int max) {
+  return app.add_option(name, value, description)->check(CLI::Range(0, max))->capture_default_str();
+}
+
 constexpr OptionSpec kOptions[] = {
     {"--home", "AGENT_INIT_HOME", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
@@ -177,19 +182,13 @@ constexpr OptionSpec kOptions[] = {
      }},
     {"--lock-timeout", "AGENT_INIT_LOCK_TIMEOUT", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
-       return app
-           .add_option(name, cli.config.lock_timeout,
-                       "Seconds to wait while another instance holds the volume (0: fail at once)")
-           ->check(CLI::Range(0, 86400))
-           ->capture_default_str();
+       return AddCount(app, name, cli.config.lock_timeout,
+                       "Seconds to wait while another instance holds the volume (0: fail at once)", 86400);
      }},
     {"--keep-snapshots", "AGENT_INIT_KEEP_SNAPSHOTS", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
-       return app
-           .add_option(name, cli.config.keep_snapshots,
-                       "Snapshots of STATE/run kept when the versioned home changes (0: take none)")
-           ->check(CLI::Range(0, 1000))
-           ->capture_default_str();
+       return AddCount(app, name, cli.config.keep_snapshots,
+                       "Snapshots of STATE/run kept when the versioned home changes (0: take none)", 1000);
      }},
     {"--user", "AGENT_INIT_USER", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
@@ -205,11 +204,8 @@ constexpr OptionSpec kOptions[] = {
      }},
     {"--grace", "AGENT_INIT_GRACE", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
-       return app
-           .add_option(name, cli.grace,
-                       "With --supervise: seconds from SIGTERM to SIGKILL for remaining processes")
-           ->check(CLI::Range(0, 86400))
-           ->capture_default_str();
+       return AddCount(app, name, cli.grace,
+                       "With --supervise: seconds from SIGTERM to SIGKILL for remaining processes", 86400);
      }},
     {"--signal-group", "AGENT_INIT_SIGNAL_GROUP", false,
      [](CLI::App& app, Cli& cli, const std::string& name) {

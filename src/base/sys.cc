@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -73,6 +74,13 @@ int BindViaProcFd(int source_fd, int target_fd) {
 }
 
 std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+std::string RealPathOf(int fd) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(ProcFdPath(fd).c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
 
 int Fsync(int fd) {
   int rc;

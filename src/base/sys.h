@@ -40,6 +40,10 @@ int BindViaProcFd(int source_fd, int target_fd);
 /// "/proc/self/fd/N"
 std::string ProcFdPath(int fd);
 
+/// The path the kernel gives for `fd` (its /proc/self/fd link: symlinks
+/// resolved), or "" when it cannot tell.
+std::string RealPathOf(int fd);
+
 /// fsync(2) that retries EINTR.
 int Fsync(int fd);
 

@@ -47,31 +47,32 @@ bool OnVolume(Place& p, Place& state, const MountTableSource& table) {
   return Within(FilesystemPath(p), FilesystemPath(state));
 }
 
-// Where a place is: the directory `dirfd` itself, or `rel` under it; an fd
-// is opened for it only by the first call that needs one.
+// A place the agent may execute from: the directory `dir` itself, or `rel`
+// under it; an fd is opened for it only by the first call that needs one.
 struct Where {
-  int dirfd = -1;
+  const char* role;
+  const Dir* dir;
   const char* rel = "";
-  UniqueFd opened;
+  UniqueFd opened{};
 
+  std::string Shown() const { return *rel == '\0' ? dir->path() : dir->PathOf(rel); }
   int Fd() {
-    if (*rel == '\0') return dirfd;
-    if (!opened.valid()) opened.reset(::openat(dirfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (*rel == '\0') return dir->fd();
+    if (!opened.valid()) opened.reset(::openat(dir->fd(), rel, O_PATH | O_DIRECTORY | O_CLOEXEC));
     return opened.get();
   }
 };
 
 // One statx by name: a directory (symlinks followed, as the agent follows
 // them), its device and mount.
-std::optional<Place> Locate(const Where& where, const char* role, std::string shown,
-                            std::uint64_t root_mount_id) {
+std::optional<Place> Locate(const Where& where, std::uint64_t root_mount_id) {
   struct statx st;
-  if (sys::Statx(where.dirfd, where.rel, *where.rel == '\0' ? AT_EMPTY_PATH : 0, &st) < 0 ||
+  if (sys::Statx(where.dir->fd(), where.rel, *where.rel == '\0' ? AT_EMPTY_PATH : 0, &st) < 0 ||
       !S_ISDIR(st.stx_mode))
     return std::nullopt;
   Place p;
-  p.role = role;
-  p.path = std::move(shown);
+  p.role = where.role;
+  p.path = where.Shown();
   p.dev = makedev(st.stx_dev_major, st.stx_dev_minor);
   p.mount_id = sys::HasMountId(st) ? st.stx_mnt_id : 0;
   p.on_root = p.mount_id != 0 && p.mount_id == root_mount_id;
@@ -95,16 +96,14 @@ PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const
   struct statx root;
   std::uint64_t root_id =
       sys::Statx(AT_FDCWD, "/", 0, &root) == 0 && sys::HasMountId(root) ? root.stx_mnt_id : 0;
-  Where candidates[] = {{state.fd(), ""},     {vh.fd(), ""},          {vh.fd(), "components"},
-                        {vh.fd(), "install"}, {vh.fd(), "downloads"}, {data.fd(), "tmp"}};
-  const char* roles[] = {"state", "versioned_home", "components", "install", "downloads", "tmp"};
-  const Dir* dirs[] = {&state, &vh, &vh, &vh, &vh, &data};
+  Where candidates[] = {
+      {"state", &state},           {"versioned_home", &vh},         {"components", &vh, "components"},
+      {"install", &vh, "install"}, {"downloads", &vh, "downloads"}, {"tmp", &data, "tmp"}};
   Where* where[std::size(candidates)];  // of each place found
-  for (size_t i = 0; i < std::size(candidates); ++i) {
-    const Where& c = candidates[i];
-    auto p = Locate(c, roles[i], *c.rel == '\0' ? dirs[i]->path() : dirs[i]->PathOf(c.rel), root_id);
+  for (Where& c : candidates) {
+    auto p = Locate(c, root_id);
     if (!p) continue;
-    where[report.places.size()] = &candidates[i];
+    where[report.places.size()] = &c;
     report.places.push_back(std::move(*p));
   }
   // The facts that take an fd. A mount's flags (noexec, nosuid) are every
@@ -140,10 +139,8 @@ PlacesReport CheckPlaces(const Dir& data, const Dir& vh, const Dir& state, const
     bool shares_device = has_state && i > 0 && p.dev == places[0].dev && p.mount_id != places[0].mount_id;
     state_real = state_real || shares_device;
     bool needed = p.mount_id == 0 || shares_device || (i == 0 && state_real);
-    char real[PATH_MAX];
-    ssize_t n = needed ? ::readlink(sys::ProcFdPath(where[i]->Fd()).c_str(), real, sizeof real - 1) : 0;
-    p.real_path =
-        n > 0 ? std::string(real, static_cast<size_t>(n)) : p.path;  // not read: no rule looks at it
+    std::string real = needed ? sys::RealPathOf(where[i]->Fd()) : "";
+    p.real_path = real.empty() ? p.path : std::move(real);  // not read: no rule looks at it
   }
   // Without statx mount ids every place needs the table.
   if (root_id == 0 && table) {

@@ -17,13 +17,6 @@ namespace {
 
 // Where an open directory really is (every symlink resolved), for the
 // checks of what may be emptied; empty when the kernel cannot say.
-std::string RealPathOf(int fd) {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(sys::ProcFdPath(fd).c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 // `inner` is `outer` or below it.
 bool Within(const std::string& inner, const std::string& outer) {
   if (outer == "/") return true;
@@ -61,9 +54,9 @@ Result<std::optional<Dir>> OpenLinkedRun(const Dir& vh, const std::string& link_
   Dir target(UniqueFd(fd), link_target);
   if (SameDir(target, state_run)) return std::nullopt;  // the volume's run directory by another path
 
-  const std::string real = RealPathOf(target.fd());
-  const std::string state_real = RealPathOf(volume.dir().fd());
-  const std::string vh_real = RealPathOf(vh.fd());
+  const std::string real = sys::RealPathOf(target.fd());
+  const std::string state_real = sys::RealPathOf(volume.dir().fd());
+  const std::string vh_real = sys::RealPathOf(vh.fd());
   if (real.empty() || state_real.empty() || vh_real.empty()) {
     return Fail(
         Kind::kLayout,
