@@ -50,6 +50,8 @@ HomeFixture MakeSimHome(const std::string& home, const std::string& vh, const st
     if (d == "downloads" || d == "components") WriteFile(f.Vh(vh) + "/" + d + "/metricbeat", binary, 0755);
   }
   f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+  // The standalone configuration the image ships (the agent's -c default).
+  f.File("elastic-agent.yml", "outputs:\n  default:\n    type: elasticsearch\n");
   MakeDirs(home + "/data/tmp");
   return f;
 }
