@@ -57,8 +57,9 @@ bool SameMount(const struct statx& a, const struct statx& b) {
   return a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
 }
 
-int BindFdToFd(int source_fd, int target_fd) {
-  int tree = ::open_tree(source_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+int BindFdToFd(int source_fd, int target_fd, bool recursive) {
+  int tree = ::open_tree(source_fd, "",
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
   if (tree < 0) return -1;
   int rc = ::move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
   int saved = errno;
@@ -67,10 +68,10 @@ int BindFdToFd(int source_fd, int target_fd) {
   return rc;
 }
 
-int BindViaProcFd(int source_fd, int target_fd) {
+int BindViaProcFd(int source_fd, int target_fd, bool recursive) {
   std::string src = ProcFdPath(source_fd);
   std::string dst = ProcFdPath(target_fd);
-  return ::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND, nullptr);
+  return ::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND | (recursive ? MS_REC : 0), nullptr);
 }
 
 std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }

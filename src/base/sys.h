@@ -32,10 +32,10 @@ std::string FilesystemName(int fd);
 /// Clones the mount tree at `fd` and attaches it onto `target_fd`: a bind
 /// mount from fd to fd, with no path lookup (Linux 5.2). -1/ENOSYS when the
 /// new mount API is not available.
-int BindFdToFd(int source_fd, int target_fd);
+int BindFdToFd(int source_fd, int target_fd, bool recursive = false);
 
 /// Classic mount(2) bind through /proc/self/fd of two verified fds.
-int BindViaProcFd(int source_fd, int target_fd);
+int BindViaProcFd(int source_fd, int target_fd, bool recursive = false);
 
 /// "/proc/self/fd/N"
 std::string ProcFdPath(int fd);

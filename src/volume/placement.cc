@@ -26,26 +26,6 @@ std::string ReadOnlyHint() {
          "read-only root filesystems)";
 }
 
-// Bind-mounts fd to fd: the new mount API where there is one, else mount(2)
-// through /proc/self/fd of the same verified fds. Seccomp profiles answer
-// the newer calls with ENOSYS or EPERM while allowing mount(2) (Docker's
-// default profile without SYS_ADMIN refuses both), so any failure of the
-// first is retried with the second, whose errno decides. `new_api_err` is
-// the first one's errno when it failed.
-int BindFds(int source, int target, Privileged& ops, int& new_api_err) {
-  new_api_err = 0;
-  if (ops.BindNewApi(source, target) == 0) return 0;
-  new_api_err = errno;
-  int rc = ops.BindClassic(source, target);
-  int err = errno;
-  if (rc == 0) {
-    log::Info("the new mount API (open_tree, move_mount) is refused here; bind-mounted with mount(2)",
-              {{"error", std::strerror(new_api_err)}});
-  }
-  errno = err;
-  return rc;
-}
-
 Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privileged& ops) {
   created_dir = false;
   if (::mkdirat(vh.fd(), names::kRun, 0770) == 0) {
@@ -60,7 +40,7 @@ Result<void> Bind(const Dir& vh, const Dir& state_run, bool& created_dir, Privil
   if (target < 0) return SysFail(errno, "open mount point " + Q(vh.PathOf(names::kRun)));
   UniqueFd target_fd(target);
   int new_api_err = 0;
-  if (BindFds(state_run.fd(), target_fd.get(), ops, new_api_err) < 0) {
+  if (BindFds(ops, state_run.fd(), target_fd.get(), BindDepth::kOne, new_api_err) < 0) {
     int err = errno;
     Error e = MakeError(Kind::kCannotPlace, err,
                         "bind-mount " + Q(state_run.path()) + " on " + Q(vh.PathOf(names::kRun)));

@@ -25,14 +25,19 @@ int Answer(int err) {
 
 }  // namespace
 
-int FakePrivileged::BindNewApi(int source_fd, int target_fd) {
-  binds.push_back({"new-api", PathOfFd(source_fd), PathOfFd(target_fd)});
+int FakePrivileged::BindNewApi(int source_fd, int target_fd, BindDepth depth) {
+  binds.push_back({"new-api", PathOfFd(source_fd), PathOfFd(target_fd), depth});
   return Answer(new_api_errno);
 }
 
-int FakePrivileged::BindClassic(int source_fd, int target_fd) {
-  binds.push_back({"mount(2)", PathOfFd(source_fd), PathOfFd(target_fd)});
+int FakePrivileged::BindClassic(int source_fd, int target_fd, BindDepth depth) {
+  binds.push_back({"mount(2)", PathOfFd(source_fd), PathOfFd(target_fd), depth});
   return Answer(classic_errno);
+}
+
+int FakePrivileged::Detach(int fd) {
+  detached.push_back(PathOfFd(fd));
+  return 0;
 }
 
 std::vector<std::string> FakePrivileged::BindCalls() const {

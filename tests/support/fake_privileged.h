@@ -34,15 +34,18 @@ class FakePrivileged final : public Privileged {
     std::string how;     // "new-api" or "mount(2)"
     std::string source;  // the paths of the two fds, as the kernel names them
     std::string target;
+    BindDepth depth;
   };
+  std::vector<std::string> detached;  // the paths of Detach's fds
   std::vector<Bind> binds;  // in call order
   std::vector<Chown> chowns;
 
   /// The `how` of every bind, in order.
   std::vector<std::string> BindCalls() const;
 
-  int BindNewApi(int source_fd, int target_fd) override;
-  int BindClassic(int source_fd, int target_fd) override;
+  int BindNewApi(int source_fd, int target_fd, BindDepth depth) override;
+  int BindClassic(int source_fd, int target_fd, BindDepth depth) override;
+  int Detach(int fd) override;
   int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) override;
   bool HasMountCapability() override { return may_mount; }
 
