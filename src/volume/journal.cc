@@ -3,6 +3,7 @@
 #include "base/atomic_file.h"
 #include "base/dir.h"
 #include "base/fault.h"
+#include "image/agent_files.h"
 #include "volume/names.h"
 
 namespace agent_init {
@@ -13,7 +14,26 @@ std::string EncodeIntent(const Intent& intent) {
   return EncodeRecord(r);
 }
 
+bool IsCarryPlace(std::string_view rel) {
+  return rel.empty() || rel == names::kHome || rel == names::kVersionedHome || rel == names::kData;
+}
+
 namespace {
+
+// A carry's names, '/'-separated: each one of the agent's files (the table).
+bool KnownAgentFiles(std::string_view joined) {
+  while (!joined.empty()) {
+    size_t slash = joined.find('/');
+    std::string_view name = joined.substr(0, slash);
+    bool known = false;
+    for (Layout l : {Layout::kRun, Layout::kState}) {
+      for (const AgentFile* f : AgentFilesFor(l)) known = known || f->name == name;
+    }
+    if (!known) return false;
+    joined = slash == std::string_view::npos ? std::string_view{} : joined.substr(slash + 1);
+  }
+  return true;
+}
 
 // The journal lives on the untrusted volume: every name in it must be a
 // plain directory entry (no "/", no "..", no dot file of agent-init's own),
@@ -22,6 +42,9 @@ bool ValidArgs(const Record& args) {
   for (const auto& [key, value] : args) {
     if (key == "saved-as" && !IsVisibleName(value)) return false;
     if (key == "run-parent" && !value.empty() && value != names::kData) return false;
+    if ((key == "carry-into" || key == "carry-from") && !IsCarryPlace(value)) return false;
+    if (key == "carry-move" && value != "0" && value != "1") return false;
+    if (key == "carry-names" && !KnownAgentFiles(value)) return false;
     if (key == "keep") {
       if (value.empty() || value.size() > 4) return false;
       for (char c : value)

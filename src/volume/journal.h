@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/dir.h"
 #include "base/error.h"
@@ -17,6 +18,12 @@ namespace agent_init {
 inline constexpr const char* kOpMigrate = "migrate";
 inline constexpr const char* kOpSnapshot = "snapshot";
 inline constexpr const char* kOpRestore = "restore";
+inline constexpr const char* kOpCarry = "carry";  // volume/carry.h
+
+/// The directories below STATE that the agent's files are carried into or
+/// from (volume/carry.h): STATE itself (""), STATE/home,
+/// STATE/versioned-home and STATE/data.
+bool IsCarryPlace(std::string_view rel);
 
 struct Intent {
   std::string op;     // kOpMigrate, kOpSnapshot, kOpRestore

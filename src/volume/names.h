@@ -3,10 +3,16 @@
 //   STATE/run                  the agent's run directory (run layout)
 //   STATE/data/run             the same in the state layout (STATE is STATE_PATH)
 //   STATE/data/install, tmp    7.x state layout: symlinks into the image
+//   STATE/fleet.enc, vault ...  the state layout's Config (CONFIG_PATH = STATE)
+//   STATE/home                 run layout: the agent's HOME (Top = Config) as
+//                              the volume keeps it (volume/config_home.h)
+//   STATE/versioned-home       run layout: the versioned home's own files
+//                              (action_store.yml, ...) under --supervise
 //   STATE/.agent-init/         agent-init's bookkeeping:
 //     lock, owner, journal, history, layout, chowned
 //     snapshots/<name>/        (.partial, .old while a snapshot is made)
-//     conflicts/<id>/, displaced/<id>/, migrate/{incoming,partial}, restore.partial
+//     conflicts/<id>/, displaced/<id>/, migrate/{incoming,partial}, restore.partial,
+//     carry/ (files being carried onto the volume), home-files
 #pragma once
 
 namespace agent_init::names {
@@ -17,6 +23,8 @@ inline constexpr const char* kDataRun = "data/run";  // the state layout's run d
 inline constexpr const char* kInstall = "install";
 inline constexpr const char* kTmp = "tmp";
 inline constexpr const char* kInstalledMarker = ".installed";
+inline constexpr const char* kHome = "home";
+inline constexpr const char* kVersionedHome = "versioned-home";
 
 inline constexpr const char* kBookkeeping = ".agent-init";
 inline constexpr const char* kLock = "lock";
@@ -36,5 +44,7 @@ inline constexpr const char* kDisplaced = "displaced";
 inline constexpr const char* kMigrate = "migrate";
 inline constexpr const char* kMigrateIncoming = "migrate/incoming";
 inline constexpr const char* kMigratePartial = "partial";  // in migrate/
+inline constexpr const char* kCarry = "carry";              // files being carried onto the volume
+inline constexpr const char* kHomeFiles = "home-files";     // the image's files STATE/home holds copies of
 
 }  // namespace agent_init::names

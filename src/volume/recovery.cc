@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "base/record.h"
+#include "volume/carry.h"
 #include "volume/layout_transition.h"
 #include "volume/linked_run.h"
 #include "volume/migrate.h"
@@ -48,6 +49,7 @@ Result<void> RecoverJournal(Volume& volume, const Dir* vh) {
     return {};
   }
   if (in.op == kOpSnapshot || in.op == kOpRestore) return ResumeSnapshotChange(in, volume);
+  if (in.op == kOpCarry) return ResumeCarry(in, volume);
   return Fail(Kind::kLayout, "journal " + Q(journal.Path()) + " records an unknown change " + Q(in.op),
               "it was written by another agent-init version; run that version once, or remove the file");
 }
