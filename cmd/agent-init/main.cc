@@ -418,13 +418,16 @@ int main(int argc, char** argv) {
   if (!prepared) return Report(prepared.error());
   if (config.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
-  for (const auto& [key, value] : prepared->environment) {
-    const char* current = std::getenv(key.c_str());
-    if (current == nullptr || *current == '\0') ::setenv(key.c_str(), value.c_str(), 1);
+  for (const auto& change : prepared->environment) {
+    if (change.value) {
+      ::setenv(change.name.c_str(), change.value->c_str(), 1);
+    } else {
+      ::unsetenv(change.name.c_str());
+    }
   }
   if (config.mode == Mode::kSupervise) {
-    agent_init::SuperviseOptions options{
-        cli.grace, cli.signal_group, std::move(*signal_map), {prepared->lock.fd()}};
+    agent_init::SuperviseOptions options{cli.grace, cli.signal_group, std::move(*signal_map),
+                                         {prepared->lock.fd()}, prepared->watcher.get()};
     auto status = agent_init::Supervise(cli.command, user, options);
     return status ? *status : Report(status.error());
   }

@@ -4,11 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/tree.h"
+#include "image/agent_files.h"
 #include "image/image.h"
 #include "image/layout_decision.h"
+#include "volume/carry.h"
 #include "volume/layout_transition.h"
 #include "volume/lock.h"
 #include "volume/names.h"
@@ -43,6 +47,21 @@ Result<void> Verify(Volume& volume, const Dir& data) {
   if (auto marker = RefuseInstalledMarker(data); !marker) wrong.push_back(marker.error().msg);
   if (auto journal = volume.journal().Read(); !journal || *journal)
     wrong.push_back("a change is unfinished in " + Q(volume.journal().Path()));
+  // The run layout's places of the agent's own files hold none of them now.
+  for (const char* rel : {names::kHome, names::kVersionedHome}) {
+    auto place = volume.dir().OpenSub(rel);
+    if (!place) continue;
+    for (Layout l : {Layout::kRun, Layout::kState}) {
+      for (const AgentFile* f : AgentFilesFor(l)) {
+        if (!ExistsAt(*place, std::string(f->name).c_str())) continue;
+        if (f->role == FileRole::kEnrolment) {  // the image's copy, unless enrolment wrote it
+          auto text = place->ReadSmallFile(f->name);
+          if (text && *text && !IsEnrolledConfig(**text)) continue;
+        }
+        wrong.push_back(Q(place->PathOf(f->name)) + " is still where only agent-init's home keeps it");
+      }
+    }
+  }
   if (wrong.empty()) return {};
   Error e =
       MakeError(Kind::kLayout, 0, "eject: the volume is not in the agent's own layout: " + wrong.front(),
@@ -56,7 +75,8 @@ Result<void> Verify(Volume& volume, const Dir& data) {
 Result<std::vector<std::string>> RemoveBookkeeping(Volume& volume, bool remove_snapshots) {
   const Dir& aidir = volume.bookkeeping();
   for (const char* name : {names::kOwner, names::kHistory, names::kLayoutRecord, names::kChowned,
-                           names::kMigrate, names::kRestorePartial, names::kLock}) {
+                           names::kMigrate, names::kRestorePartial, names::kHomeFiles, names::kCarry,
+                           names::kLock}) {
     auto removed = RemoveEntry(aidir, name);
     if (!removed) return std::unexpected(removed.error());
   }
@@ -144,10 +164,37 @@ Result<Ejected> Eject(const Config& config, const std::vector<std::string>& comm
         "volume must allow executing (no noexec), or keep agent-init for those versions",
         {{"state", volume->path()}});
   }
+  // The agent's Config where its container mode reads it with CONFIG_PATH
+  // unset: an older CONFIG_PATH outside the volume gives its files up.
+  if (const char* cp = std::getenv("CONFIG_PATH"); cp != nullptr && *cp != '\0' &&
+                                                    NormalizePath(cp) != NormalizePath(volume->path())) {
+    out.config_path = cp;
+    if (auto old = Dir::OpenTrusted(cp); old) {
+      std::vector<const AgentFile*> config;
+      for (const AgentFile* f : AgentFilesFor(Layout::kState)) {
+        if (f->dir == AgentDir::kConfig) config.push_back(f);
+      }
+      auto carried = CarryAgentFiles(*volume, *old, std::nullopt, "", config, /*move=*/true);
+      if (!carried) return std::unexpected(Wrap(carried.error(), "eject"));
+    }
+  }
   if (auto verified = Verify(*volume, *data); !verified) return std::unexpected(verified.error());
+  // The run layout's home on the volume (copies of the image's files and
+  // mount points, the agent's files moved out above) is agent-init's. A
+  // container that still has it mounted keeps its mount points busy.
+  std::vector<std::string> busy;
+  for (const char* rel : {names::kHome, names::kVersionedHome}) {
+    if (auto removed = RemoveEntry(volume->dir(), rel); !removed) {
+      if (removed.error().err != EBUSY) return std::unexpected(Wrap(removed.error(), "eject"));
+      busy.push_back(volume->dir().PathOf(rel) +
+                     ": agent-init's copy of the agent's home, still mounted by a container here; remove it "
+                     "once none runs");
+    }
+  }
   auto kept = RemoveBookkeeping(*volume, remove_snapshots);
   if (!kept) return std::unexpected(Wrap(kept.error(), "eject: remove agent-init's bookkeeping"));
   out.kept = std::move(*kept);
+  out.kept.insert(out.kept.end(), busy.begin(), busy.end());
   log::Info("ejected: the volume is the agent's own STATE_PATH",
             {{"state", out.state}, {"run", out.run}, {"kept", std::to_string(out.kept.size())}});
   return out;
@@ -163,7 +210,14 @@ std::string ManifestChange(const Ejected& e) {
       "  - set the environment variable STATE_PATH to the volume's mount path (" +
       e.state +
       " here);\n"
+      "  - leave CONFIG_PATH unset (or set it to the same path): the agent's ID and enrolment (fleet.enc, vault/) "
+      "are there;\n"
       "  - keep the volume mounted there.\n";
+  if (!e.config_path.empty()) {
+    out += "CONFIG_PATH is " + e.config_path +
+           " here: outside the volume the agent's ID would be lost with every container; its files there were "
+           "moved onto the volume. ECK sets it for Fleet agents before 8.13: keep agent-init for those.\n";
+  }
   for (const auto& k : e.kept) out += "Kept: " + k + "\n";
   return out;
 }

@@ -19,6 +19,7 @@ struct Ejected {
   std::string run;                // where the agent finds its run state
   bool moved = false;             // the state came over from the run layout
   std::vector<std::string> kept;  // what of STATE/.agent-init stays, and why
+  std::string config_path;        // CONFIG_PATH eject found set to another directory than the volume
 };
 
 /// Ejects agent-init from the volume at `config.state` for the image at

@@ -2,15 +2,20 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mount_table.h"
+#include "base/sys.h"
 #include "image/exec_places.h"
 #include "image/image.h"
 #include "image/layout_decision.h"
 #include "image/seed.h"
 #include "volume/history.h"
+#include "volume/identity.h"
 #include "volume/layout_transition.h"
 #include "volume/names.h"
 #include "volume/ownership.h"
@@ -25,6 +30,7 @@ namespace {
 // The image as the agent will see it.
 struct Agent {
   std::string vh_name;
+  Dir home;  // HOME, the image's
   Dir data;  // HOME/data, or the --seed-data copy of it
   Dir vh;    // opened from `data`
   LayoutDecision decision;
@@ -57,6 +63,7 @@ Result<Agent> OpenAgent(const Config& config, const std::vector<std::string>& co
   if (opened.failure) return std::unexpected(opened.failure->Wrapped());
   Agent agent;
   agent.vh_name = *image.discovery.versioned_home;
+  agent.home = std::move(image.home);
   if (config.seed_data.empty()) {
     agent.data = std::move(image.data);
     agent.vh = std::move(image.vh);
@@ -135,7 +142,43 @@ struct LayoutOptions {
   Method method;            // --method; the symlink for a --seed-data copy
   int keep_snapshots;       // --keep-snapshots
   const std::string& home;  // --home, as the agent sees it
+  bool supervised;          // --supervise: agent-init outlives the exec
 };
+
+// What the agent's files' placement left for the end of the start.
+struct IdentityDone {
+  std::vector<EnvChange> environment;
+  std::unique_ptr<Watcher> watcher;
+};
+
+// The watcher that keeps copying the agent's saves, when there is anything
+// to copy (--supervise, the run layout's places in the image).
+Result<std::unique_ptr<Watcher>> StartSync(std::vector<SyncedPlace> synced) {
+  if (synced.empty()) return std::unique_ptr<Watcher>{};
+  auto sync = AgentFileSync::Start(std::move(synced));
+  if (!sync) return std::unexpected(Wrap(sync.error(), "watch the agent's files"));
+  return std::unique_ptr<Watcher>(std::move(*sync));
+}
+
+// CONFIG_PATH as the agent will read it (relative to the working directory
+// it inherits), and whether it is the volume or below it, by name or by
+// where it really is.
+std::pair<std::string, bool> ConfigPathOf(const Volume& volume) {
+  const char* env = std::getenv("CONFIG_PATH");
+  if (env == nullptr || *env == '\0') return {"", false};
+  std::string path = env;
+  if (path.front() != '/') {
+    char cwd[4096];
+    path = std::string(::getcwd(cwd, sizeof cwd) ? cwd : "/") + "/" + path;
+  }
+  path = NormalizePath(path);
+  const std::string state = NormalizePath(volume.path());
+  if (path == state || path.starts_with(state + "/")) return {path, true};
+  auto dir = Dir::OpenTrusted(path);
+  if (!dir) return {path, false};
+  const std::string real = sys::RealPathOf(dir->fd()), volume_real = sys::RealPathOf(volume.dir().fd());
+  return {path, !real.empty() && !volume_real.empty() && (real == volume_real || real.starts_with(volume_real + "/"))};
+}
 
 // Run layout: the volume's STATE/run in place of VH/run.
 Result<Prepared> PrepareRunLayout(const LayoutOptions& options, const std::optional<Credentials>& user,
@@ -152,14 +195,52 @@ Result<Prepared> PrepareRunLayout(const LayoutOptions& options, const std::optio
   if (auto checked = CheckExecutablePlaces(agent, volume); !checked) return std::unexpected(checked.error());
   auto placed = PlaceRun(options.method, agent.vh, *state_run, volume, UtcStamp(), ops);
   if (!placed) return std::unexpected(Wrap(placed.error(), "put run directory in place"));
+  // The agent's own files: HOME's on the volume by a mount where the run
+  // directory could be bind-mounted; else in the image, kept by the supervisor.
+  const IdentityOptions io{.layout = Layout::kRun,
+                           .home = options.home,
+                           .vh_name = agent.vh_name,
+                           .state = volume.path(),
+                           .config_path = "",
+                           .config_on_volume = false,
+                           .mounts = placed->placement == Placement::kBind,
+                           .supervised = options.supervised};
+  const IdentityPlan plan = PlanIdentity(io);
+  auto identity = PlaceIdentity(plan, io, volume, agent.home, agent.vh);
+  if (!identity) return std::unexpected(identity.error());
   if (auto recorded = RecordVersion(volume, taken.history, agent.vh_name); !recorded)
     return std::unexpected(recorded.error());
   if (user) {
-    bool walk = *snapshotted || placed->migration.has_value();
-    auto handed = HandOverTo(*user, volume, {&*state_run}, {&*state_run}, walk, agent, ops);
+    bool walk = *snapshotted || placed->migration.has_value() || !identity->carried.empty();
+    std::vector<const Dir*> trees{&*state_run};
+    std::vector<Dir> kept;
+    for (const char* rel : {names::kHome, names::kVersionedHome}) {
+      if (auto dir = volume.dir().OpenSub(rel); dir) kept.push_back(std::move(*dir));
+    }
+    for (const Dir& d : kept) trees.push_back(&d);
+    auto handed = HandOverTo(*user, volume, trees, trees, walk, agent, ops);
     if (!handed) return std::unexpected(handed.error());
   }
+  // Last: the image's data/ attached over HOME again brings the run
+  // directory's bind mount with it.
+  if (identity->home && !identity->home->in_place) {
+    if (auto mounted = MountConfigHome(agent.home, *identity->home, ops); !mounted)
+      return std::unexpected(Wrap(mounted.error(), "put the agent's home on the volume"));
+    // The run directory's first bind is under the new home now, hidden: the
+    // copy attached with data/ is the one the agent sees.
+    if (placed->placement == Placement::kBind && placed->changed) {
+      int hidden = ::openat(agent.vh.fd(), names::kRun, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (hidden >= 0) {
+        UniqueFd fd(hidden);
+        if (ops.Detach(fd.get()) < 0) log::Debug("could not detach the hidden bind of the run directory");
+      }
+    }
+  }
+  auto watcher = StartSync(std::move(identity->synced));
+  if (!watcher) return std::unexpected(watcher.error());
   Prepared out;
+  out.environment = std::move(identity->environment);
+  out.watcher = std::move(*watcher);
   out.versioned_home = agent.vh.path();
   out.layout = Layout::kRun;
   out.placement = placed->placement;
@@ -203,6 +284,18 @@ Result<Prepared> PrepareStateLayout(const LayoutOptions& options, const std::opt
         Wrap(volume.ExplainDenial(run.error(), Volume::RunRel(Layout::kState)), "prepare run directory"));
   }
   if (auto marker = RefuseInstalledMarker(*data); !marker) return std::unexpected(marker.error());
+  // The agent's Config (fleet.enc, vault/): CONFIG_PATH on the volume.
+  const auto [config_path, config_on_volume] = ConfigPathOf(volume);
+  const IdentityOptions io{.layout = Layout::kState,
+                           .home = options.home,
+                           .vh_name = agent.vh_name,
+                           .state = volume.path(),
+                           .config_path = config_path,
+                           .config_on_volume = config_on_volume,
+                           .mounts = false,
+                           .supervised = options.supervised};
+  auto identity = PlaceIdentity(PlanIdentity(io), io, volume, agent.home, agent.vh);
+  if (!identity) return std::unexpected(identity.error());
   auto snapshotted =
       HandleVersionChange(volume, taken.history, agent.vh_name, Layout::kState, options.keep_snapshots);
   if (!snapshotted) return std::unexpected(snapshotted.error());
@@ -222,13 +315,17 @@ Result<Prepared> PrepareStateLayout(const LayoutOptions& options, const std::opt
     auto handed =
         HandOverTo(*user, volume, {&*data}, {&volume.dir(), &*data, &*run}, *snapshotted, agent, ops);
     if (!handed) return std::unexpected(handed.error());
+    // What came from the old CONFIG_PATH was its owner's there.
+    if (auto given = HandOverEntries(volume.dir(), identity->carried, {user->uid, user->gid}, ops); !given)
+      return std::unexpected(given.error());
   }
   Prepared out;
   out.versioned_home = agent.vh.path();
   out.layout = Layout::kState;
   out.placement = links ? Placement::kSymlink : Placement::kNone;
   out.changed = changed;
-  out.environment.emplace_back("STATE_PATH", state_path);
+  out.environment.push_back({"STATE_PATH", state_path});
+  for (auto& e : identity->environment) out.environment.push_back(std::move(e));
   log::Info("state volume ready as STATE_PATH",
             {{"versioned_home", out.versioned_home},
              {"state_path", state_path},
@@ -248,7 +345,7 @@ Result<Prepared> Prepare(const Config& config, const std::optional<Credentials>&
   // A bind mount made in an init container would vanish with it: the seeded
   // copy gets the symlink, which the main container sees.
   const LayoutOptions options{config.seed_data.empty() ? config.method : Method::kSymlink,
-                              config.keep_snapshots, config.home};
+                              config.keep_snapshots, config.home, config.mode == Mode::kSupervise};
   // An upgrade (or a rollback) that changed the layout: the state moves to
   // where this start's agent reads it, before anything else looks at it.
   auto carried =

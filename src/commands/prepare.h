@@ -4,6 +4,7 @@
 // directory in place and hand it to the agent's user.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,8 @@
 #include "base/privileged.h"
 #include "config.h"
 #include "process/users.h"
+#include "process/watcher.h"
+#include "volume/identity.h"
 #include "volume/lock.h"
 #include "volume/placement.h"
 
@@ -24,7 +27,8 @@ struct Prepared {
   Placement placement = Placement::kNone;
   bool changed = false;  // false when everything was already in place
   VolumeLock lock;       // held until the agent exits (exec) or prepare ends
-  std::vector<std::pair<std::string, std::string>> environment;  // to set for the command
+  std::vector<EnvChange> environment;  // for the command: STATE_PATH, CONFIG_PATH set; FLEET_ENROLL unset
+  std::unique_ptr<Watcher> watcher;    // --supervise: copies the agent's saves onto the volume
 };
 
 /// Prepares the state for the agent that `command` runs (empty for prepare:

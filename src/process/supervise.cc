@@ -81,12 +81,11 @@ class Supervisor {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
         timeout = static_cast<int>(std::max<long long>(left, 0));
       }
-      struct pollfd pfd {
-        sfd_, POLLIN, 0
-      };
-      int n = ::poll(&pfd, 1, timeout);
+      struct pollfd pfd[2] = {{sfd_, POLLIN, 0}, {options_.watcher ? options_.watcher->fd() : -1, POLLIN, 0}};
+      int n = ::poll(pfd, options_.watcher ? 2 : 1, timeout);
       if (n < 0 && errno != EINTR) log::Warn("poll failed", {{"error", std::strerror(errno)}});
-      if (n > 0) DrainSignals();
+      if (n > 0 && options_.watcher && (pfd[1].revents & POLLIN)) options_.watcher->OnReadable();
+      if (n > 0 && (pfd[0].revents & POLLIN)) DrainSignals();
       if (deadline_ && Clock::now() >= *deadline_) OnDeadline();
       if (main_status_ && Settle()) break;
     }
@@ -131,6 +130,7 @@ class Supervisor {
       main_status_ = status;
       log::Info("the command exited",
                 {{"pid", std::to_string(pid)}, {"status", std::to_string(ExitCodeOf(status))}});
+      if (options_.watcher) options_.watcher->OnCommandExited();
     }
   }
 
@@ -337,6 +337,9 @@ Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<
   if (::chdir("/") < 0) log::Debug("chdir / failed", {{"error", std::strerror(errno)}});
   std::vector<int> keep = options.keep_fds;
   keep.push_back(sfd.get());
+  if (options.watcher) {
+    for (int fd : options.watcher->fds()) keep.push_back(fd);
+  }
   CloseInheritedFds(keep);
   log::Debug("supervising", {{"pid", std::to_string(child)}, {"command", argv.front()}});
   return Supervisor(options, sfd.get(), child, on_tty, take_tty).Run();

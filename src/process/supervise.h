@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "process/users.h"
+#include "process/watcher.h"
 
 namespace agent_init {
 
@@ -18,6 +19,7 @@ struct SuperviseOptions {
   bool signal_group = false;      // forward to the child's process group, not the child
   std::map<int, int> signal_map;  // rewrite FROM -> TO before forwarding; TO 0 drops FROM
   std::vector<int> keep_fds;      // fds the supervisor keeps open (the volume lock)
+  Watcher* watcher = nullptr;     // woken when its fd is readable and once the command exited
 };
 
 /// Starts `argv` as a child, with this process's environment (dropping to

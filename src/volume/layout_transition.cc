@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/atomic_file.h"
 #include "base/log.h"
 #include "base/record.h"
 #include "base/tree.h"
+#include "image/agent_files.h"
+#include "volume/carry.h"
 #include "volume/migrate.h"
 #include "volume/names.h"
 #include "volume/snapshot.h"
@@ -36,6 +40,44 @@ Result<Held> Look(const Volume& volume, Layout layout) {
   held.entries = entries->size();
   held.dir = std::move(*run);
   return held;
+}
+
+// Where the volume keeps the agent's own files (image/agent_files.h) in
+// `layout`: the run layout's in STATE/home and STATE/versioned-home (volume/
+// identity.h), the state layout's where the agent's container mode reads
+// them with CONFIG_PATH unset: STATE and STATE/data.
+std::string KeptIn(Layout layout, AgentDir dir) {
+  if (layout == Layout::kRun) return dir == AgentDir::kConfig ? names::kHome : names::kVersionedHome;
+  return dir == AgentDir::kConfig ? "" : names::kData;
+}
+
+// The agent's files of both layouts' generations that live in `dir`.
+std::vector<const AgentFile*> FilesOf(AgentDir dir) {
+  std::vector<const AgentFile*> out;
+  for (Layout l : {Layout::kRun, Layout::kState}) {
+    for (const AgentFile* f : AgentFilesFor(l)) {
+      bool seen = std::any_of(out.begin(), out.end(), [&](const AgentFile* o) { return o->name == f->name; });
+      if (f->dir == dir && !seen) out.push_back(f);
+    }
+  }
+  return out;
+}
+
+// The agent's own files follow its run state to the other layout's places,
+// before the run state moves (whose journal flips the layout record): a
+// crash in between finds the record unchanged and carries again.
+Result<void> CarryAgentFilesOver(Volume& volume, Layout from, Layout to) {
+  for (AgentDir dir : {AgentDir::kConfig, AgentDir::kHome}) {
+    const std::string from_rel = KeptIn(from, dir), into_rel = KeptIn(to, dir);
+    auto source = from_rel.empty() ? volume.dir().Dup() : volume.dir().OpenSub(from_rel);
+    if (!source) {
+      if (source.error().err == ENOENT) continue;
+      return std::unexpected(source.error());
+    }
+    auto carried = CarryAgentFiles(volume, *source, from_rel, into_rel, FilesOf(dir), /*move=*/true);
+    if (!carried) return std::unexpected(carried.error());
+  }
+  return {};
 }
 
 }  // namespace
@@ -108,6 +150,9 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
   const LayoutTransition& t = *plan;
   using What = LayoutTransition::What;
   if (t.what == What::kConflict) return std::unexpected(LayoutConflict(volume, t));
+  if (t.last && *t.last != to) {
+    if (auto carried = CarryAgentFilesOver(volume, *t.last, to); !carried) return std::unexpected(carried.error());
+  }
   bool moved = false;
   if (t.what == What::kIdentical) {
     auto parent = volume.OpenRunParent(t.from);

@@ -90,6 +90,25 @@ Result<std::uint64_t> ChownTree(const Dir& dir, uid_t uid, gid_t gid, Privileged
   return w.changed;
 }
 
+Result<void> HandOverEntries(const Dir& dir, const std::vector<std::string>& names, Ids user, Privileged& ops) {
+  for (const auto& name : names) {
+    auto st = dir.Stat(name);
+    if (!st) return std::unexpected(st.error());
+    if (!*st) continue;
+    if (S_ISDIR((*st)->stx_mode)) {
+      auto sub = dir.OpenSub(name);
+      if (!sub) return std::unexpected(sub.error());
+      auto changed = ChownTree(*sub, user.uid, user.gid, ops);
+      if (!changed) return std::unexpected(changed.error());
+      continue;
+    }
+    if ((*st)->stx_nlink > 1 && !S_ISDIR((*st)->stx_mode)) continue;
+    if (ops.Chown(dir.fd(), name.c_str(), user.uid, user.gid, AT_SYMLINK_NOFOLLOW) < 0)
+      return SysFail(errno, "chown " + Q(dir.PathOf(name)));
+  }
+  return {};
+}
+
 Result<void> HandOver(const Volume& volume, const std::vector<const Dir*>& trees,
                       const std::vector<const Dir*>& tops, Ids user, bool force_walk, Privileged& ops) {
   const Dir& aidir = volume.bookkeeping();

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/dir.h"
@@ -27,6 +28,11 @@ struct Ids {
 /// (a mount point inside the volume) and files with several hard links are
 /// left alone. Returns how many entries were changed.
 Result<std::uint64_t> ChownTree(const Dir& dir, uid_t uid, gid_t gid, Privileged& ops);
+
+/// Gives the entries `names` of `dir` (files, or directories with all
+/// below them) to uid:gid, never following a symlink and leaving a file with
+/// several hard links alone, as ChownTree does. Missing entries are skipped.
+Result<void> HandOverEntries(const Dir& dir, const std::vector<std::string>& names, Ids user, Privileged& ops);
 
 /// Gives the agent's state (`trees`, recursively; `tops`, themselves only,
 /// at every start) and STATE/.agent-init to `user`. The recursive walk runs

@@ -160,6 +160,8 @@ TEST_F(EjectNs, LeavesAVolumeTheAgentUsesAlone) {
       test::WriteFile(JsonString(a.out, "run_dir") + "/log-default/registry", "offsets");
       RunResult b = Start(k86);
       NS_CHECK(b.status == 0 && JsonString(b.out, "identity") == id, "8.6 with agent-init: " + b.out + b.err);
+      // The 7.11 container is gone, and its mounts (its home on the volume) with it.
+      ::umount2(Home(k711).c_str(), MNT_DETACH);
 
       // Not for an image whose own mode loses the state: 65, nothing changed.
       RunResult refused = AgentInit({"--home", Home(k711), "--state", t_ / "state", "eject", "--",

@@ -57,12 +57,22 @@ TEST_F(PrepareTest, BindPermittedBinds) {
   auto r = Run();
   ASSERT_TRUE(r) << r.error().msg;
   EXPECT_EQ(r->placement, Placement::kBind);
-  EXPECT_EQ(ops_.BindCalls(), (std::vector<std::string>{"new-api"}));
+  // The run directory, then the agent's home on the volume with the image's
+  // data/ attached again (tests/ns/identity_ns_test.cc mounts them for real).
+  EXPECT_EQ(ops_.BindCalls(), (std::vector<std::string>{"new-api", "new-api", "new-api"}));
   char real[PATH_MAX];
   ASSERT_TRUE(::realpath((t_ / "state/run").c_str(), real));
   EXPECT_EQ(ops_.binds[0].source, real) << "STATE/run is mounted";
   ASSERT_TRUE(::realpath(Vh("run").c_str(), real));
   EXPECT_EQ(ops_.binds[0].target, real) << "onto VH/run";
+  ASSERT_TRUE(::realpath((t_ / "state/home").c_str(), real));
+  EXPECT_EQ(ops_.binds[1].source, real) << "STATE/home";
+  ASSERT_TRUE(::realpath((t_ / "home").c_str(), real));
+  EXPECT_EQ(ops_.binds[1].target, real) << "onto HOME";
+  EXPECT_EQ(ops_.binds[1].depth, BindDepth::kOne);
+  ASSERT_TRUE(::realpath((t_ / "home/data").c_str(), real));
+  EXPECT_EQ(ops_.binds[2].source, real) << "the image's data/, attached again";
+  EXPECT_EQ(ops_.binds[2].depth, BindDepth::kTree) << "with the run directory's mount below it";
 }
 
 TEST_F(PrepareTest, UserGetsTheRunDirectoryAndTheBookkeeping) {
@@ -81,7 +91,8 @@ TEST_F(PrepareTest, StateLayoutSetsStatePathAndLinks7xInstallAndTmpIntoTheImage)
   EXPECT_EQ(r->layout, Layout::kState);
   EXPECT_EQ(r->placement, Placement::kSymlink);
   ASSERT_EQ(r->environment.size(), 1u);
-  EXPECT_EQ(r->environment[0], (std::pair<std::string, std::string>{"STATE_PATH", t_ / "state"}));
+  EXPECT_EQ(r->environment[0].name, "STATE_PATH");
+  EXPECT_EQ(r->environment[0].value, t_ / "state");
   EXPECT_TRUE(test::IsDir(t_ / "state/data/run"));
   EXPECT_TRUE(test::IsSymlink(t_ / "state/data/install"));
   EXPECT_TRUE(test::IsSymlink(t_ / "state/data/tmp"));
