@@ -26,6 +26,10 @@ void FaultPoint(std::string_view step) {
   }
 }
 
+bool TestSwitch(std::string_view name) {
+  return std::getenv(("AGENT_INIT_TEST_" + std::string(name)).c_str()) != nullptr;
+}
+
 }  // namespace agent_init
 
 #endif

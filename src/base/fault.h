@@ -12,8 +12,12 @@ namespace agent_init {
 #ifdef AGENT_INIT_FAULT_INJECTION
 /// Counts a step; kills the process when it is the chosen one.
 void FaultPoint(std::string_view step);
+/// Whether the test switch AGENT_INIT_TEST_<name> is set: a test turns a
+/// mechanism off to show that its assertions fail without it.
+bool TestSwitch(std::string_view name);
 #else
 inline void FaultPoint(std::string_view) {}
+inline bool TestSwitch(std::string_view) { return false; }
 #endif
 
 }  // namespace agent_init

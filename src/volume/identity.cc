@@ -4,6 +4,7 @@
 
 #include "base/dir.h"
 #include "base/enum_names.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "image/image.h"
 #include "volume/carry.h"
@@ -84,6 +85,8 @@ void DecideEnrolment(const IdentityPlan& plan, Volume& volume, PlacedIdentity& o
 Result<PlacedIdentity> PlaceIdentity(const IdentityPlan& plan, const IdentityOptions& o, Volume& volume,
                                      const Dir& home, const Dir& vh) {
   PlacedIdentity out;
+  // Test builds only: the mechanism off, to show the identity tests fail without it.
+  if (TestSwitch("WITHOUT_IDENTITY")) return out;
   if (o.layout == Layout::kState) {
     if (!plan.config_path.empty()) {
       if (auto pointed = PointConfigPathAtVolume(plan, o, volume, out); !pointed)
