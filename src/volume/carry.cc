@@ -40,7 +40,7 @@ Result<Dir> OpenPlace(const Volume& volume, const std::string& rel) {
 // there (the volume's own) wins and the copy goes.
 Result<void> Publish(Volume& volume, const std::string& into_rel, const std::vector<std::string>& names) {
   auto work = volume.bookkeeping().OpenSub(names::kCarry);
-  if (!work) return std::unexpected(work.error());
+  if (!work) return work.error().err == ENOENT ? Result<void>{} : std::unexpected(work.error());  // all published
   auto into = OpenPlace(volume, into_rel);
   if (!into) return std::unexpected(into.error());
   for (const auto& name : names) {
@@ -87,10 +87,11 @@ Result<void> RemoveOriginals(const Dir& from, const std::vector<std::string>& na
   return sync ? SyncDir(from) : Result<void>{};
 }
 
+// The (empty) work directory goes before the journal: a crash between the
+// two finds nothing left to publish.
 Result<void> Finish(Volume& volume) {
-  auto cleared = volume.journal().Clear();
-  if (!cleared) return cleared;
-  return RemoveEntry(volume.bookkeeping(), names::kCarry);
+  if (auto removed = RemoveEntry(volume.bookkeeping(), names::kCarry); !removed) return removed;
+  return volume.journal().Clear();
 }
 
 }  // namespace

@@ -63,9 +63,10 @@ std::vector<const AgentFile*> FilesOf(AgentDir dir) {
   return out;
 }
 
-// The agent's own files follow its run state to the other layout's places,
-// before the run state moves (whose journal flips the layout record): a
-// crash in between finds the record unchanged and carries again.
+// The agent's own files in the other layout's places come to this one's, at
+// every start and whatever the record says: a carry that a crash cut short
+// is finished by recovery into the layout that was starting then, and the
+// next start may be the other one (a rollback). Before the run state moves.
 Result<void> CarryAgentFilesOver(Volume& volume, Layout from, Layout to) {
   for (AgentDir dir : {AgentDir::kConfig, AgentDir::kHome}) {
     const std::string from_rel = KeptIn(from, dir), into_rel = KeptIn(to, dir);
@@ -150,9 +151,7 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
   const LayoutTransition& t = *plan;
   using What = LayoutTransition::What;
   if (t.what == What::kConflict) return std::unexpected(LayoutConflict(volume, t));
-  if (t.last && *t.last != to) {
-    if (auto carried = CarryAgentFilesOver(volume, *t.last, to); !carried) return std::unexpected(carried.error());
-  }
+  if (auto carried = CarryAgentFilesOver(volume, t.from, to); !carried) return std::unexpected(carried.error());
   bool moved = false;
   if (t.what == What::kIdentical) {
     auto parent = volume.OpenRunParent(t.from);

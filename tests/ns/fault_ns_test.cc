@@ -222,6 +222,11 @@ class FaultVolume : public ::testing::Test {
     s.setup = [this, &a_state]() -> std::string {
       if (auto e = VolumeUsedByA(); !e.empty()) return e;
       a_state = test::TreeDigest(S() + "/run");
+      // A's own files, where the run layout keeps them (volume/identity.h).
+      test::WriteFile(S() + "/home/fleet.yml", "agent:\n  id: A\n");
+      test::WriteFile(S() + "/home/elastic-agent.yml", "fleet:\n  enabled: true\n");
+      test::WriteFile(S() + "/home/vault/.seed", "seed-A");
+      test::WriteFile(S() + "/versioned-home/action_store.yml", "revision: 7\n");
       return "";
     };
     s.act = [this](const std::vector<std::string>& env) { return StartInLayout("state", env); };
@@ -253,6 +258,14 @@ class FaultVolume : public ::testing::Test {
       ::utimes(dir.c_str(), tv);
     }
     return "";
+  }
+  // A's own files in the layout's places: Config's under `config`, Home's
+  // under `home` (below STATE).
+  std::string IdentityIn(const std::string& config, const std::string& home) {
+    return std::string("A's ID there: ") + test::ReadFile(S() + config + "/fleet.yml") +
+           "enrolled config there: " + test::ReadFile(S() + config + "/elastic-agent.yml") +
+           "vault there: " + test::ReadFile(S() + config + "/vault/.seed") +
+           "\naction store there: " + test::ReadFile(S() + home + "/action_store.yml");
   }
   std::string Snapshots() {
     return test::TreeDigest(S() + "/.agent-init/snapshots") + "run:\n" + test::TreeDigest(S() + "/run") +
@@ -361,14 +374,50 @@ TEST_F(FaultVolume, LayoutChangeSurvivesACrashAtEveryStep) {
     return std::string("data/run is A's state: ") +
            (test::TreeDigest(S() + "/data/run") == a_state ? "yes" : "no") + "\nsnapshot intact: " +
            (test::TreeDigest(snaps + "layout-run-to-state") == a_state ? "yes" : "no") +
-           "\nlayout: " + test::ReadFile(S() + "/.agent-init/layout") +
+           "\nlayout: " + test::ReadFile(S() + "/.agent-init/layout") + IdentityIn("", "/data") +
            "leftovers: " + (test::Exists(S() + "/run") ? "run " : "") +
+           (test::Exists(S() + "/home/fleet.yml") ? "home/fleet.yml " : "") +
            (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+           (test::Exists(S() + "/.agent-init/carry") ? "carry " : "") +
            (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
   };
   EXPECT_EQ(Sweep(s, steps), "");
   EXPECT_GT(steps, 5);
   std::cout << "layout change: recovered from a crash at each of " << steps << " steps\n";
+}
+
+// The state layout with CONFIG_PATH in the image's home (ECK, Fleet agents
+// before 8.13): the fleet.enc and vault/ an older start left there move onto
+// the volume as one unit, at every step.
+TEST_F(FaultVolume, IdentityCarriedFromConfigPathSurvivesACrashAtEveryStep) {
+  int steps = 0;
+  const std::string image = t_ / "image-elastic-agent-aaaaaa";
+  Scenario s;
+  s.setup = [&]() -> std::string {
+    test::Shell("rm -rf " + S() + " " + image + "/fleet.enc " + image + "/vault");
+    test::MakeDirs(S());
+    test::WriteFile(image + "/fleet.enc", "enc:A");
+    test::WriteFile(image + "/vault/.seed", "seed-A");
+    test::WriteFile(image + "/vault/0123456789abcdef", "key-A");
+    test::WriteFile(image + "/elastic-agent.yml", "fleet:\n  enabled: true\n");
+    return "";
+  };
+  s.act = [&](const std::vector<std::string>& env) {
+    std::vector<std::string> with = env;
+    with.push_back("CONFIG_PATH=" + image);
+    return StartInLayout("state", with);
+  };
+  s.restart = [&] { return s.act({}); };
+  s.digest = [&] {
+    return "fleet.enc: " + test::ReadFile(S() + "/fleet.enc") + "\nvault:\n" + test::TreeDigest(S() + "/vault") +
+           "config: " + test::ReadFile(S() + "/elastic-agent.yml") +
+           "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
+           (test::Exists(S() + "/.agent-init/carry") ? "carry " : "") + "\n";
+  };
+  EXPECT_EQ(Sweep(s, steps), "");
+  EXPECT_GE(steps, 4);
+  EXPECT_NE(s.digest().find("fleet.enc: enc:A"), std::string::npos) << s.digest();
+  std::cout << "identity carried from CONFIG_PATH: recovered from a crash at each of " << steps << " steps\n";
 }
 
 // A crash in the middle of the layout change, then a rollback to the old
@@ -386,7 +435,8 @@ TEST_F(FaultVolume, ARollbackAfterACrashedLayoutChangeFindsTheState) {
     std::string here = layout == "state\n" ? "/data/run" : "/run",
                 there = layout == "state\n" ? "/run" : "/data/run";
     return std::string("A's state where the record says: ") +
-           (test::TreeDigest(S() + here) == a_state ? "yes" : "no") +
+           (test::TreeDigest(S() + here) == a_state ? "yes" : "no") + "\n" +
+           (layout == "state\n" ? IdentityIn("", "/data") : IdentityIn("/home", "/versioned-home")) +
            "\nthe other place: " + (test::Exists(S() + there) ? "exists" : "gone") +
            "\nleftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal " : "") +
            (test::Exists(S() + "/.agent-init/migrate") ? "migrate " : "") + "\n";
