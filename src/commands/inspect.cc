@@ -3,6 +3,7 @@
 #include "base/mount_table.h"
 #include "base/sys.h"
 #include "image/image.h"
+#include "volume/identity.h"
 #include "volume/layout_transition.h"
 #include "volume/names.h"
 #include "volume/placement.h"
@@ -163,6 +164,45 @@ void InspectLayoutChange(const Volume& volume, InspectReport& r) {
   }
 }
 
+// The agent's own files: where it will look for each, and what a recreation
+// loses. The run layout is predicted for exec mode, and says what
+// --supervise would keep.
+void InspectIdentity(const Volume& volume, const std::string& vh_name, InspectReport& r) {
+  const auto [config_path, on_volume] = ResolveConfigPath(volume);
+  IdentityOptions io{.layout = r.layout.layout,
+                     .home = r.home,
+                     .vh_name = vh_name,
+                     .state = r.state,
+                     .config_path = config_path,
+                     .config_on_volume = on_volume,
+                     .mounts = r.method == "bind",
+                     .supervised = false};
+  const IdentityPlan plan = PlanIdentity(io);
+  io.supervised = true;
+  const IdentityPlan supervised = PlanIdentity(io);
+  if (!plan.config_path.empty()) r.config_path_for_agent = plan.config_path;
+  for (size_t i = 0; i < plan.places.size(); ++i) {
+    const IdentityPlace& p = plan.places[i];
+    IdentityEntry e;
+    e.file = std::string(p.file->name);
+    e.role = std::string(FileRoleName(p.file->role));
+    e.versions = std::string(p.file->versions);
+    e.agent_path = p.agent_path;
+    e.on_volume = p.keeping == Keeping::kOnVolume || p.keeping == Keeping::kConfigPath ||
+                  p.keeping == Keeping::kHomeMount;
+    e.kept = std::string(KeepingName(p.keeping));
+    if (p.keeping == Keeping::kLost && supervised.places[i].keeping == Keeping::kSupervisor)
+      e.kept = "lost in exec mode; kept with --supervise";
+    if (!p.volume_rel.empty()) {
+      e.volume_path = volume.dir().PathOf(p.volume_rel);
+      auto st = volume.dir().Stat(p.volume_rel);
+      e.present = st && *st;
+    }
+    e.loss = p.keeping == Keeping::kLost ? std::string(LossOf(p.file->role)) : "nothing";
+    r.identity.push_back(std::move(e));
+  }
+}
+
 // Where the agent executes from, with the mount of each place.
 void InspectPlaces(const Image& image, const Volume& volume, InspectReport& r) {
   auto table = MountTable::Read();
@@ -211,6 +251,7 @@ InspectReport Inspect(const Config& config, const std::vector<std::string>& comm
   if (volume) {
     InspectLayoutChange(*volume, r);
     InspectPlaces(image, *volume, r);
+    InspectIdentity(*volume, *image.discovery.versioned_home, r);
   }
   return r;
 }

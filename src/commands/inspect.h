@@ -18,6 +18,20 @@
 
 namespace agent_init {
 
+/// One of the agent's own files (image/agent_files.h), for this image and
+/// volume: where the agent will look for it and what a recreation loses.
+struct IdentityEntry {
+  std::string file;        // its name
+  std::string role;        // identity, enrolment, agent state
+  std::string versions;    // the agents that write it there
+  std::string agent_path;  // where the agent will read and save it
+  bool on_volume = false;  // that place is the volume's (the agent's own, CONFIG_PATH or the home mount)
+  std::string kept;        // how: Keeping's name; "lost (kept with --supervise)" for exec mode
+  std::string volume_path; // where the volume keeps it
+  bool present = false;    // the volume holds it now
+  std::string loss;        // what a recreation of the container loses: "nothing", or what
+};
+
 struct InspectReport {
   std::string home;
   std::string data;
@@ -38,6 +52,8 @@ struct InspectReport {
   std::optional<std::string> pending_change;  // an unfinished journal entry
   std::optional<std::string> last_layout;     // the layout that last used the volume, when recorded
   std::optional<std::string> layout_change;   // what prepare would carry over to this layout
+  std::vector<IdentityEntry> identity;               // the agent's own files
+  std::optional<std::string> config_path_for_agent;  // CONFIG_PATH the agent gets, when agent-init sets it
   std::vector<Problem> problems;
   std::vector<std::string> warnings;
 };

@@ -105,6 +105,23 @@ std::string RenderJson(const InspectReport& r) {
     else
       j.Null();
   }
+  j.Key("identity").BeginArray();
+  for (const auto& e : r.identity) {
+    j.BeginObject().Field("file", e.file).Field("role", e.role).Field("versions", e.versions);
+    j.Field("agent_path", e.agent_path).Key("on_volume").Bool(e.on_volume).Field("kept", e.kept);
+    j.Key("volume_path");
+    if (e.volume_path.empty())
+      j.Null();
+    else
+      j.String(e.volume_path);
+    j.Key("present").Bool(e.present).Field("recreation_loses", e.loss).EndObject();
+  }
+  j.EndArray();
+  j.Key("config_path_for_agent");
+  if (r.config_path_for_agent)
+    j.String(*r.config_path_for_agent);
+  else
+    j.Null();
   j.Key("problems").BeginArray();
   for (const auto& p : r.problems)
     j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();
@@ -160,6 +177,13 @@ std::string RenderText(const InspectReport& r) {
   std::string snaps;
   for (const auto& s : r.snapshots) snaps += (snaps.empty() ? "" : ", ") + s.name;
   line("snapshots:", snaps.empty() ? "none" : snaps);
+  if (r.config_path_for_agent) line("CONFIG_PATH:", *r.config_path_for_agent + " (for the agent: the volume)");
+  for (const auto& e : r.identity) {
+    line("agent file:", e.agent_path + " (" + e.role + ", " + e.versions + "): " +
+                            (e.on_volume ? "on the volume" : "in the image") + ", " + e.kept +
+                            (e.volume_path.empty() ? "" : "; volume: " + e.volume_path + (e.present ? "" : " (none yet)")) +
+                            "; a recreation loses " + e.loss);
+  }
   for (const auto& w : r.warnings) line("warning:", w);
   for (const auto& p : r.problems) line("problem:", "[" + p.code + "] " + p.message);
   if (r.problems.empty()) out += "no problems\n";

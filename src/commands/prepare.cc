@@ -160,26 +160,6 @@ Result<std::unique_ptr<Watcher>> StartSync(std::vector<SyncedPlace> synced) {
   return std::unique_ptr<Watcher>(std::move(*sync));
 }
 
-// CONFIG_PATH as the agent will read it (relative to the working directory
-// it inherits), and whether it is the volume or below it, by name or by
-// where it really is.
-std::pair<std::string, bool> ConfigPathOf(const Volume& volume) {
-  const char* env = std::getenv("CONFIG_PATH");
-  if (env == nullptr || *env == '\0') return {"", false};
-  std::string path = env;
-  if (path.front() != '/') {
-    char cwd[4096];
-    path = std::string(::getcwd(cwd, sizeof cwd) ? cwd : "/") + "/" + path;
-  }
-  path = NormalizePath(path);
-  const std::string state = NormalizePath(volume.path());
-  if (path == state || path.starts_with(state + "/")) return {path, true};
-  auto dir = Dir::OpenTrusted(path);
-  if (!dir) return {path, false};
-  const std::string real = sys::RealPathOf(dir->fd()), volume_real = sys::RealPathOf(volume.dir().fd());
-  return {path, !real.empty() && !volume_real.empty() && (real == volume_real || real.starts_with(volume_real + "/"))};
-}
-
 // Run layout: the volume's STATE/run in place of VH/run.
 Result<Prepared> PrepareRunLayout(const LayoutOptions& options, const std::optional<Credentials>& user,
                                   Agent& agent, Taken& taken, Privileged& ops) {
@@ -285,7 +265,7 @@ Result<Prepared> PrepareStateLayout(const LayoutOptions& options, const std::opt
   }
   if (auto marker = RefuseInstalledMarker(*data); !marker) return std::unexpected(marker.error());
   // The agent's Config (fleet.enc, vault/): CONFIG_PATH on the volume.
-  const auto [config_path, config_on_volume] = ConfigPathOf(volume);
+  const auto [config_path, config_on_volume] = ResolveConfigPath(volume);
   const IdentityOptions io{.layout = Layout::kState,
                            .home = options.home,
                            .vh_name = agent.vh_name,

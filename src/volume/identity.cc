@@ -1,11 +1,14 @@
 #include "volume/identity.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "base/dir.h"
 #include "base/enum_names.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/sys.h"
 #include "image/image.h"
 #include "volume/carry.h"
 #include "volume/names.h"
@@ -121,6 +124,23 @@ Result<PlacedIdentity> PlaceIdentity(const IdentityPlan& plan, const IdentityOpt
   }
   if (auto added = add(vh, names::kVersionedHome, home_files); !added) return std::unexpected(added.error());
   return out;
+}
+
+std::pair<std::string, bool> ResolveConfigPath(const Volume& volume) {
+  const char* env = std::getenv("CONFIG_PATH");
+  if (env == nullptr || *env == '\0') return {"", false};
+  std::string path = env;
+  if (path.front() != '/') {
+    char cwd[4096];
+    path = std::string(::getcwd(cwd, sizeof cwd) ? cwd : "/") + "/" + path;
+  }
+  path = NormalizePath(path);
+  const std::string state = NormalizePath(volume.path());
+  if (path == state || path.starts_with(state + "/")) return {path, true};
+  auto dir = Dir::OpenTrusted(path);
+  if (!dir) return {path, false};
+  const std::string real = sys::RealPathOf(dir->fd()), volume_real = sys::RealPathOf(volume.dir().fd());
+  return {path, !real.empty() && !volume_real.empty() && (real == volume_real || real.starts_with(volume_real + "/"))};
 }
 
 std::string_view KeepingName(Keeping keeping) {

@@ -75,6 +75,11 @@ struct IdentityPlan {
   std::vector<std::string> warnings;  // one per group of files that will not survive a recreation
 };
 
+/// CONFIG_PATH as the agent will read it (absolute; relative to the working
+/// directory it inherits), empty when unset, and whether it is the volume or
+/// below it, by name or by where it really is.
+std::pair<std::string, bool> ResolveConfigPath(const Volume& volume);
+
 /// Where each of the agent's files lives for a start with `o`, and how the
 /// volume keeps it. Changes nothing.
 IdentityPlan PlanIdentity(const IdentityOptions& o);

@@ -195,5 +195,33 @@ TEST_F(EjectNs, LeavesAVolumeTheAgentUsesAlone) {
   }
 }
 
+// ECK's CONFIG_PATH (the image's home): agent-init kept the identity on the
+// volume; eject leaves it where the agent alone finds it with CONFIG_PATH
+// unset, and says that CONFIG_PATH must go from the manifest.
+TEST_F(EjectNs, LeavesTheIdentityWhereTheAgentFindsItWithoutConfigPath) {
+  MakeImage(k86);
+  std::string failure = InMountNamespace([&]() -> std::string {
+    if (auto e = MountVolume(); !e.empty()) return e;
+    const std::string config = "CONFIG_PATH=" + Home(k86);
+    RunResult a = AgentInit({"--home", Home(k86), "--state", t_ / "state", "--", Home(k86) + "/elastic-agent",
+                             "container"},
+                            {Generation(k86), config});
+    NS_CHECK(a.status == 0, "8.6 with agent-init: " + a.out + a.err);
+    const std::string id = JsonString(a.out, "identity"), key = JsonString(a.out, "vault_key");
+    RunResult out = AgentInit({"--home", Home(k86), "--state", t_ / "state", "eject", "--",
+                               Home(k86) + "/elastic-agent", "container"},
+                              {config});
+    NS_CHECK(out.status == 0, "eject: " + out.out + out.err);
+    NS_CHECK(Contains(out.out, "leave CONFIG_PATH unset") && Contains(out.out, "CONFIG_PATH is " + Home(k86)),
+             "names CONFIG_PATH: " + out.out);
+    RunResult alone = Alone(k86);
+    NS_CHECK(alone.status == 0, "the agent alone: " + alone.out);
+    NS_CHECK(JsonString(alone.out, "identity") == id && JsonString(alone.out, "vault_key") == key,
+             "identity lost after eject: " + a.out + " / " + alone.out);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
 }  // namespace
 }  // namespace agent_init

@@ -27,12 +27,13 @@ int Answer(int err) {
 
 int FakePrivileged::BindNewApi(int source_fd, int target_fd, BindDepth depth) {
   binds.push_back({"new-api", PathOfFd(source_fd), PathOfFd(target_fd), depth});
+  if (binds_succeeding >= 0 && new_api_errno == 0 && binds_succeeding-- == 0) return Answer(EPERM);
   return Answer(new_api_errno);
 }
 
 int FakePrivileged::BindClassic(int source_fd, int target_fd, BindDepth depth) {
   binds.push_back({"mount(2)", PathOfFd(source_fd), PathOfFd(target_fd), depth});
-  return Answer(classic_errno);
+  return Answer(binds_succeeding == 0 ? EPERM : classic_errno);
 }
 
 int FakePrivileged::Detach(int fd) {

@@ -23,6 +23,8 @@ class FakePrivileged final : public Privileged {
   int classic_errno = EPERM;
   int chown_errno = 0;
   bool may_mount = false;
+  // >= 0: the binds after the first this many (successful ones) fail with EPERM.
+  int binds_succeeding = -1;
 
   struct Chown {
     std::string path;  // the directory's path, plus "/name" unless empty

@@ -42,6 +42,52 @@ TEST_F(InspectTest, The711ImageOnAFreshVolume) {
   EXPECT_FALSE(test::Exists(t_ / "state/.agent-init")) << "inspect changes nothing";
 }
 
+// The identity section: each of the agent's own files, where the agent will
+// look for it, whether that is the volume, and what a recreation loses.
+TEST_F(InspectTest, TheIdentitySectionSaysWhatARecreationLoses) {
+  auto entry = [](const InspectReport& r, const std::string& file) {
+    for (const auto& e : r.identity)
+      if (e.file == file) return e;
+    ADD_FAILURE() << "no " << file;
+    return IdentityEntry{};
+  };
+  ops_.may_mount = false;  // 7.11 in exec mode without mount permission
+  InspectReport r = Run();
+  IdentityEntry fleet = entry(r, "fleet.yml");
+  EXPECT_EQ(fleet.agent_path, t_ / "home/fleet.yml");
+  EXPECT_FALSE(fleet.on_volume);
+  EXPECT_EQ(fleet.kept, "lost in exec mode; kept with --supervise");
+  EXPECT_EQ(fleet.volume_path, t_ / "state/home/fleet.yml");
+  EXPECT_NE(fleet.loss.find("agent ID"), std::string::npos) << fleet.loss;
+  ops_.may_mount = true;  // the bind method: the home on the volume
+  r = Run();
+  fleet = entry(r, "fleet.yml");
+  EXPECT_TRUE(fleet.on_volume);
+  EXPECT_EQ(fleet.kept, "home mount");
+  EXPECT_EQ(fleet.loss, "nothing");
+  EXPECT_FALSE(entry(r, "action_store.yml").on_volume) << "the versioned home's: only --supervise keeps them";
+  const std::string json = RenderJson(r);
+  EXPECT_NE(json.find("\"identity\":[{\"file\":\"fleet.yml\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"recreation_loses\":\"nothing\""), std::string::npos);
+  EXPECT_NE(RenderText(r).find("agent file:"), std::string::npos);
+}
+
+// ECK's CONFIG_PATH: the agent gets the volume instead.
+TEST_F(InspectTest, AConfigPathOutsideTheVolumeIsPointedAtIt) {
+  ::setenv("CONFIG_PATH", config_.home.c_str(), 1);
+  InspectReport r = Run({config_.home + "/elastic-agent", "container"});
+  ::unsetenv("CONFIG_PATH");
+  ASSERT_TRUE(r.config_path_for_agent);
+  EXPECT_EQ(*r.config_path_for_agent, t_ / "state");
+  for (const auto& e : r.identity) {
+    if (e.file == "fleet.enc") {
+      EXPECT_TRUE(e.on_volume);
+      EXPECT_EQ(e.agent_path, t_ / "state/fleet.enc");
+      EXPECT_EQ(e.kept, "CONFIG_PATH");
+    }
+  }
+}
+
 TEST_F(InspectTest, TheMethodIsPredictedFromTheMountCapability) {
   ops_.may_mount = false;
   EXPECT_EQ(Run().method, "symlink");
