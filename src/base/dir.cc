@@ -192,6 +192,15 @@ Result<std::optional<struct statx>> Dir::Stat(std::string_view rel) const {
   return std::optional<struct statx>{st};
 }
 
+Result<std::optional<Dir>> Dir::OpenSubIfAny(std::string_view name) const {
+  auto st = Stat(name);
+  if (!st) return std::unexpected(st.error());
+  if (!*st) return std::optional<Dir>{};
+  auto sub = OpenSub(name);
+  if (!sub) return std::unexpected(sub.error());
+  return std::optional<Dir>{std::move(*sub)};
+}
+
 Result<struct statx> Dir::StatSelf() const {
   struct statx st;
   if (sys::Statx(fd_.get(), "", AT_EMPTY_PATH, &st) < 0) return SysFail(errno, "stat " + Q(path_));

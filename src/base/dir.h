@@ -35,6 +35,10 @@ class Dir {
   /// symlinks, "..", absolute paths and anything that is not a directory.
   Result<Dir> OpenSub(std::string_view rel) const;
 
+  /// Like OpenSub for one name, std::nullopt when it does not exist (no
+  /// error is made for that: the common answer where it is asked at every start).
+  Result<std::optional<Dir>> OpenSubIfAny(std::string_view name) const;
+
   /// Like OpenSub, but creates missing components with `mode`.
   Result<Dir> MakeSub(std::string_view rel, mode_t mode) const;
 

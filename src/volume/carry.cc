@@ -150,9 +150,17 @@ bool IsEnrolledConfig(std::string_view text) {
 Result<bool> CarryAgentFiles(Volume& volume, const Dir& from, const std::optional<std::string>& from_volume_rel,
                              const std::string& into_rel, const std::vector<const AgentFile*>& files, bool move) {
   // Looked at where it is, made only when something is carried into it.
-  auto into = into_rel.empty() ? volume.dir().Dup() : volume.dir().OpenSub(into_rel);
-  if (!into && into.error().err != ENOENT) return std::unexpected(into.error());
-  auto has = [](const Result<Dir>& dir, std::string_view name) -> Result<bool> {
+  std::optional<Dir> into;
+  if (into_rel.empty()) {
+    auto dup = volume.dir().Dup();
+    if (!dup) return std::unexpected(dup.error());
+    into = std::move(*dup);
+  } else {
+    auto there = volume.dir().OpenSubIfAny(into_rel);
+    if (!there) return std::unexpected(there.error());
+    into = std::move(*there);
+  }
+  auto has = [](const std::optional<Dir>& dir, std::string_view name) -> Result<bool> {
     if (!dir) return false;
     auto st = dir->Stat(name);
     if (!st) return std::unexpected(st.error());

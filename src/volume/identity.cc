@@ -70,10 +70,11 @@ void DecideEnrolment(const IdentityPlan& plan, Volume& volume, PlacedIdentity& o
   for (const auto& p : plan.places) {
     if (p.file->name == "fleet.yml" && p.file->dir == AgentDir::kConfig) fleet = &p;
   }
-  if (fleet == nullptr) return;
+  const std::string enroll = Env("FLEET_ENROLL");
+  if (fleet == nullptr || enroll.empty()) return;
   auto kept = volume.dir().ReadSmallFile(fleet->volume_rel);
   bool enrolled = kept && *kept && (*kept)->find("access_api_key:") != std::string::npos;
-  EnrolDecision d = DecideFleetEnroll(Env("FLEET_ENROLL"), Env("FLEET_FORCE"), enrolled,
+  EnrolDecision d = DecideFleetEnroll(enroll, Env("FLEET_FORCE"), enrolled,
                                       fleet->keeping != Keeping::kLost, fleet->agent_path);
   if (d.unset) {
     out.environment.push_back({"FLEET_ENROLL", std::nullopt});
@@ -155,6 +156,8 @@ std::string_view KeepingName(Keeping keeping) {
 IdentityPlan PlanIdentity(const IdentityOptions& o) {
   IdentityPlan plan;
   const std::string state = NormalizePath(o.state);
+  const std::string home = NormalizePath(o.home);
+  const std::string vh = ImageDataPath(home) + "/" + o.vh_name;
   const bool redirect = o.layout == Layout::kState && !o.config_path.empty() && !o.config_on_volume;
   if (redirect) plan.config_path = state;
   plan.home_mount = o.layout == Layout::kRun && o.mounts;
@@ -181,13 +184,12 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
         p.keeping = Keeping::kOnVolume;
       }
     } else {
-      const std::string home = NormalizePath(o.home);
       if (f->dir == AgentDir::kConfig) {
         p.agent_path = Join(home, f->name);
         p.volume_rel = Join(names::kHome, f->name);
         p.keeping = plan.home_mount ? Keeping::kHomeMount : o.supervised ? Keeping::kSupervisor : Keeping::kLost;
       } else {
-        p.agent_path = Join(ImageDataPath(home) + "/" + o.vh_name, f->name);
+        p.agent_path = Join(vh, f->name);
         p.volume_rel = Join(names::kVersionedHome, f->name);
         p.keeping = o.supervised ? Keeping::kSupervisor : Keeping::kLost;
       }
@@ -196,7 +198,6 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
     plan.places.push_back(std::move(p));
   }
   if (o.layout == Layout::kRun) {
-    const std::string home = NormalizePath(o.home);
     if (auto lost = Listed(plan, AgentDir::kConfig, Keeping::kLost, home); !lost.empty()) {
       plan.warnings.push_back(
           "the agent keeps its ID and Fleet enrolment in " + lost +
@@ -207,7 +208,6 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
           state + "/" + names::kHome +
           "), or grant mount permission (CAP_SYS_ADMIN; the bind method mounts that directory over the home)");
     }
-    const std::string vh = ImageDataPath(home) + "/" + o.vh_name;
     if (auto lost = Listed(plan, AgentDir::kHome, Keeping::kLost, vh); !lost.empty()) {
       plan.warnings.push_back(
           "the agent keeps its last policy and acknowledged actions in " + lost +

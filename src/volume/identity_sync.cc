@@ -63,8 +63,10 @@ Result<void> RestoreAgentFiles(Volume& volume, const Dir& image, const std::stri
                                const std::vector<const AgentFile*>& files) {
   auto carried = CarryAgentFiles(volume, image, std::nullopt, volume_rel, files, /*move=*/false);
   if (!carried) return std::unexpected(carried.error());
-  auto kept = volume.dir().OpenSub(volume_rel);
-  if (!kept) return kept.error().err == ENOENT ? Result<void>{} : std::unexpected(kept.error());
+  auto opened = volume.dir().OpenSubIfAny(volume_rel);
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) return {};
+  const Dir* kept = &**opened;
   std::string restored;
   for (const AgentFile* f : DirectoriesFirst(files)) {
     const std::string name(f->name);
@@ -115,8 +117,9 @@ std::vector<int> AgentFileSync::fds() const {
 }
 
 void AgentFileSync::WatchDirectoryFile(size_t place, const AgentFile* f) {
-  auto dir = places_[place].image.OpenSub(f->name);
-  if (!dir) return;  // not there (yet): its creation is an event of the place
+  auto opened = places_[place].image.OpenSubIfAny(f->name);
+  if (!opened || !*opened) return;  // not there (yet): its creation is an event of the place
+  const Dir* dir = &**opened;
   int wd = ::inotify_add_watch(inotify_.get(), sys::ProcFdPath(dir->fd()).c_str(), kDirFileMask);
   if (wd < 0) {
     log::Warn("cannot watch the agent's directory", {{"path", dir->path()}, {"error", std::strerror(errno)}});
