@@ -56,6 +56,7 @@ struct Case {
   std::vector<std::string> first_command;   // the first container's command, when it differs
   bool fleet = false;                       // a Fleet agent: managed, enrolled once
   bool non_root = false;                    // agent-init as 1000 on an 8.12+ home and a volume of 1000's
+  bool policy_kept = false;                 // a Fleet agent's action store survives (the last policy)
 };
 
 class IdentityNs : public ::testing::TestWithParam<Case> {
@@ -162,6 +163,9 @@ TEST_P(IdentityNs, TheAgentIdSurvivesRecreation) {
   if (c.fleet) {
     for (const auto& s : starts) EXPECT_EQ(Field(s.out, "managed"), "true") << s.out << s.err;
     EXPECT_EQ(Enrolments(), 1u) << "one enrolment in all: " << test::ReadFile(t_ / "fleet/agents");
+    // The action store in Home: on the volume for `container`, in the
+    // versioned home for `run`, where only --supervise keeps it.
+    EXPECT_EQ(Field(starts[2].out, "policy"), c.policy_kept ? "3" : "1") << starts[2].out;
   }
 }
 
@@ -195,19 +199,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"v7_11_standalone_symlink_supervised", "7.11", k7x, false, {"--supervise"}, kRun, {}},
         Case{"v7_11_fleet_enrolled_by_hand_bind", "7.11", k7x, true, {}, kRun, {}, kEnrolByHand, true},
         Case{"v7_11_fleet_enrolled_by_hand_symlink_supervised", "7.11", k7x, false, {"--supervise"}, kRun, {},
-             kEnrolByHand, true},
+             kEnrolByHand, true, false, true},
         // Elastic's entrypoint with FLEET_ENROLL=1 at every start: enrolled once.
         Case{"v7_11_fleet_enroll_every_start_bind", "7.11", k7x, true, {}, {"@BIN@/docker-entrypoint"},
              {"FLEET_ENROLL=1"}, {}, true},
         // 8.3+, `elastic-agent container`: fleet.enc and vault/ in CONFIG_PATH.
         Case{"v8_6_config_path_home_eck", "8.6", k8x, false, {}, kContainer,
-             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true},
+             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true, false, true},
         Case{"v8_6_config_path_other_image_directory", "8.6", k8x, false, {}, kContainer,
-             {"CONFIG_PATH=@HOME@/config", "FLEET_ENROLL=true"}, {}, true},
+             {"CONFIG_PATH=@HOME@/config", "FLEET_ENROLL=true"}, {}, true, false, true},
         Case{"v7_13_config_path_home", "7.13", {"downloads"}, false, {}, kContainer,
-             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=1"}, {}, true},
+             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=1"}, {}, true, false, true},
         Case{"v8_6_non_root_config_path_home", "8.6", k8x, false, {}, kContainer,
-             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true, true}),
+             {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true, true, true}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // CONFIG_PATH unset: the agent keeps its identity in STATE_PATH itself, and
@@ -223,12 +227,13 @@ TEST_P(IdentityOwnNs, TheAgentIdSurvivesRecreation) {
     EXPECT_EQ(Field(s.out, "vault_key"), Field(starts[0].out, "vault_key")) << s.out;
     EXPECT_EQ(Field(s.out, "config_dir"), t_ / "state") << s.out;
   }
+  EXPECT_EQ(Field(starts[2].out, "policy"), "3") << starts[2].out;
   EXPECT_EQ(Enrolments(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Only, IdentityOwnNs,
                          ::testing::Values(Case{"v8_6_config_path_unset", "8.6", k8x, false, {}, kContainer,
-                                                {"FLEET_ENROLL=true"}, {}, true}),
+                                                {"FLEET_ENROLL=true"}, {}, true, false, true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // 7.x in exec mode without mount permission: nothing that ends at the exec
@@ -300,6 +305,7 @@ TEST_P(IdentitySeedNs, TheAgentIdSurvivesRecreationOnAReadOnlyRoot) {
   EXPECT_FALSE(Field(a.out, "identity").empty());
   EXPECT_EQ(Field(b.out, "identity"), Field(a.out, "identity")) << b.out;
   EXPECT_EQ(Field(b.out, "vault_key"), Field(a.out, "vault_key")) << b.out;
+  EXPECT_EQ(Field(b.out, "policy"), "2") << "the action store in STATE_PATH/data: " << b.out;
   EXPECT_EQ(Enrolments(), 1u);
 }
 
