@@ -35,7 +35,8 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
     {73, Kind::kCannotPlace,
      "the run directory could not be put in place: the state volume is missing or mounted read-only, the "
      "root "
-     "filesystem is read-only and mounting is not permitted, `--method bind` without permission, I/O errors"},
+     "filesystem is read-only and mounting is not permitted, `--method bind` without permission, I/O errors; "
+     "(run layout) the agent's home is read-only, where the agent saves its ID, and mounting is not permitted"},
     {75, Kind::kBusy,
      "temporarily unavailable: another instance holds the volume past `--lock-timeout`; `restore` or `eject` "
      "while the agent runs"},

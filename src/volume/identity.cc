@@ -1,5 +1,6 @@
 #include "volume/identity.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -100,6 +101,18 @@ Result<PlacedIdentity> PlaceIdentity(const IdentityPlan& plan, const IdentityOpt
   }
   const auto config_files = FilesIn(plan, AgentDir::kConfig);
   const auto home_files = FilesIn(plan, AgentDir::kHome);
+  // The agent must save its ID in its home: on a read-only one (a read-only
+  // root, --seed-data) it cannot start, and only the home mount helps.
+  struct statvfs vfs;
+  if (!plan.home_mount && ::fstatvfs(home.fd(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+    return Fail(Kind::kCannotPlace,
+                "the agent's home " + Q(home.path()) +
+                    " is read-only: the agent (`elastic-agent run`, 7.10 - 7.12) saves its ID and enrolment there "
+                    "(fleet.yml, two levels above its binary) and cannot start, and agent-init may not mount here",
+                "grant mount permission (CAP_SYS_ADMIN, and an unconfined AppArmor profile) so that agent-init "
+                "puts the home on the volume, or give the container a writable root filesystem; 7.13+ "
+                "(`elastic-agent container`) keep it in STATE_PATH");
+  }
   if (plan.home_mount) {
     auto prepared = PrepareConfigHome(home, volume, config_files);
     if (!prepared) return std::unexpected(Wrap(prepared.error(), "prepare the agent's home on the volume"));

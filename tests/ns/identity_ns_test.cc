@@ -315,6 +315,31 @@ TEST_P(IdentitySeedNs, WithoutThePlacementTheAgentCannotKeepIt) {
       << "kept without agent-init's placement: " << b.out;
 }
 
+// 7.10 - 7.12 save their ID in the home itself: on a read-only root without
+// mount permission they cannot start. A clear 73 before the agent runs,
+// naming the home and what would work.
+TEST_P(IdentitySeedNs, TheRunLayoutOnAReadOnlyHomeWithoutMountPermissionIs73) {
+  test::Shell("rm -rf " + Home() + " && cp -a " + t_ / "image " + Home() + " && mkdir -p " + t_ / "seed");
+  std::string failure = InMountNamespace([&]() -> std::string {
+    const std::string state = t_ / "state", volume = t_ / "volume", seed = t_ / "seed", home = Home();
+    NS_CHECK(::mount(volume.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind the volume");
+    RunResult init = test::AgentInit({"--home", home, "--state", state, "--layout", "run", "prepare", "--seed-data", seed});
+    NS_CHECK(init.status == 0, "the init container: " + init.err);
+    NS_CHECK(::mount(home.c_str(), home.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind home");
+    NS_CHECK(::mount(nullptr, home.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0, "ro home");
+    NS_CHECK(::mount(seed.c_str(), (home + "/data").c_str(), nullptr, MS_BIND, nullptr) == 0, "the copy");
+    NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
+    RunResult r = test::AgentInit({"--home", home, "--state", state, "--", home + "/elastic-agent", "run"},
+                                  {"AGENT_SIM_GENERATION=7.11"});
+    NS_CHECK(r.status == 73, "exit " + std::to_string(r.status) + ": " + r.out + r.err);
+    NS_CHECK(Contains(r.err, "the agent's home `" + home + "` is read-only") && Contains(r.err, "CAP_SYS_ADMIN"),
+             r.err);
+    NS_CHECK(!Contains(r.out, "\"generation\""), "the agent did not run: " + r.out);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Only, IdentitySeedNs,
                          ::testing::Values(Case{"v8_15_seed_data_read_only_root", "8.15", k8x, false, {}, kContainer,
                                                 {}, {}, true, true}),
