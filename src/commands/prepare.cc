@@ -145,12 +145,6 @@ struct LayoutOptions {
   bool supervised;          // --supervise: agent-init outlives the exec
 };
 
-// What the agent's files' placement left for the end of the start.
-struct IdentityDone {
-  std::vector<EnvChange> environment;
-  std::unique_ptr<Watcher> watcher;
-};
-
 // The watcher that keeps copying the agent's saves, when there is anything
 // to copy (--supervise, the run layout's places in the image).
 Result<std::unique_ptr<Watcher>> StartSync(std::vector<SyncedPlace> synced) {

@@ -185,7 +185,6 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
       } else if (redirect) {
         p.agent_path = Join(state, f->name);
         p.volume_rel = std::string(f->name);
-        p.outside = Join(NormalizePath(o.config_path), f->name);
         p.keeping = Keeping::kConfigPath;
       } else {
         const std::string config = o.config_path.empty() ? state : NormalizePath(o.config_path);
@@ -206,7 +205,6 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
         p.volume_rel = Join(names::kVersionedHome, f->name);
         p.keeping = o.supervised ? Keeping::kSupervisor : Keeping::kLost;
       }
-      p.outside = p.agent_path;
     }
     plan.places.push_back(std::move(p));
   }
@@ -232,14 +230,6 @@ IdentityPlan PlanIdentity(const IdentityOptions& o) {
     }
   }
   return plan;
-}
-
-std::vector<const IdentityPlace*> PlacesKept(const IdentityPlan& plan, Keeping keeping) {
-  std::vector<const IdentityPlace*> out;
-  for (const auto& p : plan.places) {
-    if (p.keeping == keeping) out.push_back(&p);
-  }
-  return out;
 }
 
 EnrolDecision DecideFleetEnroll(std::string_view fleet_enroll, std::string_view fleet_force, bool enrolled,

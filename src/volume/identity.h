@@ -53,7 +53,6 @@ struct IdentityPlace {
   const AgentFile* file = nullptr;
   std::string agent_path;  // where the agent reads and saves it, as it sees it
   std::string volume_rel;  // where the volume keeps it, below STATE
-  std::string outside;     // the agent's place outside the volume (kConfigPath: the old CONFIG_PATH)
   Keeping keeping = Keeping::kOnVolume;
 };
 
@@ -83,9 +82,6 @@ std::pair<std::string, bool> ResolveConfigPath(const Volume& volume);
 /// Where each of the agent's files lives for a start with `o`, and how the
 /// volume keeps it. Changes nothing.
 IdentityPlan PlanIdentity(const IdentityOptions& o);
-
-/// The places of `plan` kept as `keeping`.
-std::vector<const IdentityPlace*> PlacesKept(const IdentityPlan& plan, Keeping keeping);
 
 /// A variable of the command's environment: set to the value, or unset.
 struct EnvChange {

@@ -20,11 +20,14 @@ constexpr uint32_t kDirFileMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
 
 // Directories first: vault/ is in place before the fleet.enc encrypted with
 // its key.
-std::vector<const AgentFile*> DirectoriesFirst(std::vector<const AgentFile*> files) {
-  std::stable_sort(files.begin(), files.end(), [](const AgentFile* a, const AgentFile* b) {
-    return a->shape == FileShape::kDirectory && b->shape != FileShape::kDirectory;
-  });
-  return files;
+std::vector<const AgentFile*> DirectoriesFirst(const std::vector<const AgentFile*>& files) {
+  std::vector<const AgentFile*> out;
+  for (bool dirs : {true, false}) {
+    for (const AgentFile* f : files) {
+      if ((f->shape == FileShape::kDirectory) == dirs) out.push_back(f);
+    }
+  }
+  return out;
 }
 
 // Whether `dir`'s `f` is one to keep: everything but an elastic-agent.yml

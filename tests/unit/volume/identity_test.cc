@@ -39,7 +39,7 @@ TEST(IdentityPlan, StateLayoutWithConfigPathOutsideTheVolumePointsItAtTheVolume)
   EXPECT_EQ(plan.config_path, "/usr/share/elastic-agent/state");
   const IdentityPlace& fleet = Place(plan, "fleet.enc", AgentDir::kConfig);
   EXPECT_EQ(fleet.keeping, Keeping::kConfigPath);
-  EXPECT_EQ(fleet.outside, "/usr/share/elastic-agent/fleet.enc");
+  EXPECT_EQ(fleet.agent_path, "/usr/share/elastic-agent/state/fleet.enc") << "where the agent will look for it";
   EXPECT_EQ(fleet.volume_rel, "fleet.enc");
   EXPECT_EQ(Place(plan, "state.enc", AgentDir::kHome).keeping, Keeping::kOnVolume);
 }
