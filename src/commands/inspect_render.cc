@@ -34,6 +34,14 @@ void WritePlace(JsonWriter& j, const Place& p) {
   j.EndObject();
 }
 
+// A string, or null.
+void WriteOptional(JsonWriter& j, const std::optional<std::string>& value) {
+  if (value)
+    j.String(*value);
+  else
+    j.Null();
+}
+
 }  // namespace
 
 std::string RenderJson(const InspectReport& r) {
@@ -41,10 +49,7 @@ std::string RenderJson(const InspectReport& r) {
   j.BeginObject();
   j.Field("home", r.home).Field("data", r.data);
   j.Key("versioned_home");
-  if (r.versioned_home)
-    j.String(*r.versioned_home);
-  else
-    j.Null();
+  WriteOptional(j, r.versioned_home);
   j.Key("versioned_home_evidence");
   if (r.versioned_home)
     j.String(RuleName(r.discovery.rule));
@@ -92,36 +97,22 @@ std::string RenderJson(const InspectReport& r) {
   for (const auto& s : r.snapshots)
     j.BeginObject().Field("name", s.name).Key("taken").Int(s.taken).EndObject();
   j.EndArray();
-  j.Key("pending_change");
-  if (r.pending_change)
-    j.String(*r.pending_change);
-  else
-    j.Null();
-  for (auto [key, value] :
-       {std::pair{"last_layout", &r.last_layout}, std::pair{"layout_change", &r.layout_change}}) {
+  for (auto [key, value] : {std::pair{"pending_change", &r.pending_change}, std::pair{"last_layout", &r.last_layout},
+                             std::pair{"layout_change", &r.layout_change}}) {
     j.Key(key);
-    if (*value)
-      j.String(**value);
-    else
-      j.Null();
+    WriteOptional(j, *value);
   }
   j.Key("identity").BeginArray();
   for (const auto& e : r.identity) {
     j.BeginObject().Field("file", e.file).Field("role", e.role).Field("versions", e.versions);
     j.Field("agent_path", e.agent_path).Key("on_volume").Bool(e.on_volume).Field("kept", e.kept);
     j.Key("volume_path");
-    if (e.volume_path.empty())
-      j.Null();
-    else
-      j.String(e.volume_path);
+    WriteOptional(j, e.volume_path.empty() ? std::nullopt : std::optional<std::string>(e.volume_path));
     j.Key("present").Bool(e.present).Field("recreation_loses", e.loss).EndObject();
   }
   j.EndArray();
   j.Key("config_path_for_agent");
-  if (r.config_path_for_agent)
-    j.String(*r.config_path_for_agent);
-  else
-    j.Null();
+  WriteOptional(j, r.config_path_for_agent);
   j.Key("problems").BeginArray();
   for (const auto& p : r.problems)
     j.BeginObject().Field("code", p.code).Field("path", p.path).Field("message", p.message).EndObject();

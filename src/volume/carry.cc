@@ -61,22 +61,6 @@ Result<void> Publish(Volume& volume, const std::string& into_rel, const std::vec
   return SyncDir(*into);
 }
 
-}  // namespace
-
-bool SameAgentFile(const Dir& a, const Dir& b, const AgentFile& f) {
-  const std::string name(f.name);
-  if (f.shape == FileShape::kFile) {
-    auto same = SameFileContent(a, name, b, name);
-    return same && *same;
-  }
-  auto da = a.OpenSub(name);
-  auto db = b.OpenSub(name);
-  if (!da || !db) return false;
-  auto same = SameTree(*da, *db);
-  return same && *same;
-}
-
-namespace {
 
 Result<void> RemoveOriginals(const Dir& from, const std::vector<std::string>& names, bool sync) {
   for (const auto& name : names) {
@@ -95,6 +79,26 @@ Result<void> Finish(Volume& volume) {
 }
 
 }  // namespace
+
+Result<std::optional<Dir>> OpenVolumePlace(const Volume& volume, const std::string& rel) {
+  if (!rel.empty()) return volume.dir().OpenSubIfAny(rel);
+  auto dup = volume.dir().Dup();
+  if (!dup) return std::unexpected(dup.error());
+  return std::optional<Dir>{std::move(*dup)};
+}
+
+bool SameAgentFile(const Dir& a, const Dir& b, const AgentFile& f) {
+  const std::string name(f.name);
+  if (f.shape == FileShape::kFile) {
+    auto same = SameFileContent(a, name, b, name);
+    return same && *same;
+  }
+  auto da = a.OpenSub(name);
+  auto db = b.OpenSub(name);
+  if (!da || !db) return false;
+  auto same = SameTree(*da, *db);
+  return same && *same;
+}
 
 Result<void> Carry(Volume& volume, const CarryRequest& r) {
   if (r.names.empty()) return {};
@@ -150,16 +154,9 @@ bool IsEnrolledConfig(std::string_view text) {
 Result<bool> CarryAgentFiles(Volume& volume, const Dir& from, const std::optional<std::string>& from_volume_rel,
                              const std::string& into_rel, const std::vector<const AgentFile*>& files, bool move) {
   // Looked at where it is, made only when something is carried into it.
-  std::optional<Dir> into;
-  if (into_rel.empty()) {
-    auto dup = volume.dir().Dup();
-    if (!dup) return std::unexpected(dup.error());
-    into = std::move(*dup);
-  } else {
-    auto there = volume.dir().OpenSubIfAny(into_rel);
-    if (!there) return std::unexpected(there.error());
-    into = std::move(*there);
-  }
+  auto opened = OpenVolumePlace(volume, into_rel);
+  if (!opened) return std::unexpected(opened.error());
+  const std::optional<Dir>& into = *opened;
   auto has = [](const std::optional<Dir>& dir, std::string_view name) -> Result<bool> {
     if (!dir) return false;
     auto st = dir->Stat(name);

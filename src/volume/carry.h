@@ -41,6 +41,9 @@ Result<void> Carry(Volume& volume, const CarryRequest& r);
 /// Finishes (or drops, see above) a carry that `intent` says was interrupted.
 Result<void> ResumeCarry(const Intent& intent, Volume& volume);
 
+/// The directory `rel` below STATE (STATE itself for ""), when it exists.
+Result<std::optional<Dir>> OpenVolumePlace(const Volume& volume, const std::string& rel);
+
 /// Whether `f` is the same file, or the same tree, in `a` and `b` (missing
 /// or unreadable on either side counts as different).
 bool SameAgentFile(const Dir& a, const Dir& b, const AgentFile& f);

@@ -70,18 +70,10 @@ std::vector<const AgentFile*> FilesOf(AgentDir dir) {
 Result<void> CarryAgentFilesOver(Volume& volume, Layout from, Layout to) {
   for (AgentDir dir : {AgentDir::kConfig, AgentDir::kHome}) {
     const std::string from_rel = KeptIn(from, dir), into_rel = KeptIn(to, dir);
-    std::optional<Dir> source;
-    if (from_rel.empty()) {
-      auto dup = volume.dir().Dup();
-      if (!dup) return std::unexpected(dup.error());
-      source = std::move(*dup);
-    } else {
-      auto there = volume.dir().OpenSubIfAny(from_rel);
-      if (!there) return std::unexpected(there.error());
-      if (!*there) continue;
-      source = std::move(*there);
-    }
-    auto carried = CarryAgentFiles(volume, *source, from_rel, into_rel, FilesOf(dir), /*move=*/true);
+    auto source = OpenVolumePlace(volume, from_rel);
+    if (!source) return std::unexpected(source.error());
+    if (!*source) continue;
+    auto carried = CarryAgentFiles(volume, **source, from_rel, into_rel, FilesOf(dir), /*move=*/true);
     if (!carried) return std::unexpected(carried.error());
   }
   return {};

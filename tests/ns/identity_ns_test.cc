@@ -20,6 +20,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -92,6 +93,22 @@ class IdentityNs : public ::testing::TestWithParam<Case> {
     return s;
   }
 
+  // Runs `body` (agent-init, in a container's mount namespace) and brings
+  // its result out of the namespace's process.
+  RunResult InContainer(const std::function<std::string(RunResult&)>& body) {
+    std::string failure = InMountNamespace([&]() -> std::string {
+      RunResult got;
+      if (auto e = body(got); !e.empty()) return e;
+      std::ofstream(t_ / "last.out") << got.out;
+      std::ofstream(t_ / "last.err") << got.err;
+      std::ofstream(t_ / "last.status") << got.status;
+      return "";
+    });
+    if (!failure.empty()) return {-1, "", failure};
+    return {std::stoi(test::ReadFile(t_ / "last.status")), test::ReadFile(t_ / "last.out"),
+            test::ReadFile(t_ / "last.err")};
+  }
+
   // One container: the image copied afresh, a new mount namespace, the
   // volume, agent-init in front of the agent.
   RunResult Container(const std::vector<std::string>& command, const std::vector<std::string>& extra_env) {
@@ -105,24 +122,15 @@ class IdentityNs : public ::testing::TestWithParam<Case> {
                                  "AGENT_SIM_FLEET=" + t_ / "fleet"};
     for (const auto& e : c.env) env.push_back(Expand(e));
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    RunResult r;
-    std::string failure = InMountNamespace([&]() -> std::string {
+    return InContainer([&](RunResult& got) -> std::string {
       const std::string state = t_ / "state", volume = t_ / "volume";
       NS_CHECK(::mount(volume.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind the volume");
       NS_CHECK(::mount(nullptr, state.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_NOEXEC, nullptr) == 0,
                "noexec");
       if (!c.sys_admin) NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
-      RunResult got = c.non_root ? test::AgentInitAs({1000, 1000, {1000}}, args, env) : test::AgentInit(args, env);
-      std::ofstream(t_ / "last.out") << got.out;
-      std::ofstream(t_ / "last.err") << got.err;
-      std::ofstream(t_ / "last.status") << got.status;
+      got = c.non_root ? test::AgentInitAs({1000, 1000, {1000}}, args, env) : test::AgentInit(args, env);
       return "";
     });
-    if (!failure.empty()) return {-1, "", failure};
-    r.out = test::ReadFile(t_ / "last.out");
-    r.err = test::ReadFile(t_ / "last.err");
-    r.status = std::stoi(test::ReadFile(t_ / "last.status"));
-    return r;
   }
 
   // Three containers in turn; the reports.
@@ -269,8 +277,7 @@ class IdentitySeedNs : public IdentityNs {
     std::vector<std::string> env{"AGENT_SIM_GENERATION=8.15", "AGENT_SIM_FLEET=" + t_ / "fleet",
                                  "CONFIG_PATH=" + Home(), "FLEET_ENROLL=true"};
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    RunResult r;
-    std::string failure = InMountNamespace([&]() -> std::string {
+    return InContainer([&](RunResult& got) -> std::string {
       const std::string state = t_ / "state", volume = t_ / "volume", seed = t_ / "seed", home = Home();
       NS_CHECK(::mount(volume.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind the volume");
       NS_CHECK(::mount(nullptr, state.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_NOEXEC, nullptr) == 0, "noexec");
@@ -282,18 +289,10 @@ class IdentitySeedNs : public IdentityNs {
       NS_CHECK(::mount(nullptr, home.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0, "ro home");
       NS_CHECK(::mount(seed.c_str(), (home + "/data").c_str(), nullptr, MS_BIND, nullptr) == 0, "the copy at HOME/data");
       NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
-      RunResult got = test::AgentInitAs({1000, 1000, {1000}},
-                                        {"--home", home, "--state", state, "--", home + "/elastic-agent", "container"}, env);
-      std::ofstream(t_ / "last.out") << got.out;
-      std::ofstream(t_ / "last.err") << got.err;
-      std::ofstream(t_ / "last.status") << got.status;
+      got = test::AgentInitAs({1000, 1000, {1000}},
+                              {"--home", home, "--state", state, "--", home + "/elastic-agent", "container"}, env);
       return "";
     });
-    if (!failure.empty()) return {-1, "", failure};
-    r.out = test::ReadFile(t_ / "last.out");
-    r.err = test::ReadFile(t_ / "last.err");
-    r.status = std::stoi(test::ReadFile(t_ / "last.status"));
-    return r;
   }
 };
 
