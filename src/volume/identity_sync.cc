@@ -168,7 +168,11 @@ void AgentFileSync::OnReadable() {
       auto f = std::find_if(files.begin(), files.end(), [&](const AgentFile* x) { return x->name == name; });
       if (f == files.end()) continue;  // NAME.tmp and everything else of the agent's
       if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
-        // The agent removed it (enrolment removes the action store): so does the volume.
+        // The agent removed its state (enrolment removes the action store):
+        // so does the volume. Its identity and configuration it only
+        // replaces (enrolment renames elastic-agent.yml to a .bak, then
+        // writes the new one): the volume's copy stays until the new lands.
+        if ((*f)->role != FileRole::kAgentState) continue;
         if (auto removed = RemoveEntry(places_[w->place].kept, name); !removed) {
           log::Warn("could not remove the volume's copy of a file the agent removed",
                     {{"path", places_[w->place].kept.PathOf(name)}, {"error", removed.error().msg}});

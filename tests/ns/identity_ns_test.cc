@@ -14,6 +14,9 @@
 // files turned off (AGENT_INIT_TEST_WITHOUT_IDENTITY, test builds only),
 // where the identity must be lost: the assertions can fail, and it is
 // agent-init, not the stand-in, that keeps the identity.
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -221,6 +224,52 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"v8_6_non_root_config_path_home", "8.6", k8x, false, {}, kContainer,
              {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true, true, true}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// --supervise copies a save onto the volume as it lands, while the agent
+// runs: a container killed then (SIGKILL, a node lost) has it already. The
+// test waits on the volume's own event, as agent-init waits on the image's.
+class IdentitySyncNs : public IdentityNs {};
+
+TEST_P(IdentitySyncNs, ASaveReachesTheVolumeWhileTheAgentRuns) {
+  test::Shell("rm -rf " + Home() + " && cp -a " + t_ / "image " + Home());
+  test::MakeDirs(t_ / "volume/home", 0770);
+  std::string failure = InMountNamespace([&]() -> std::string {
+    const std::string state = t_ / "state", volume = t_ / "volume";
+    NS_CHECK(::mount(volume.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) == 0, "bind the volume");
+    NS_CHECK(test::DropSysAdmin(), "drop CAP_SYS_ADMIN");
+    int in = ::inotify_init1(IN_CLOEXEC);
+    NS_CHECK(in >= 0 && ::inotify_add_watch(in, (state + "/home").c_str(), IN_MOVED_TO) >= 0, "inotify");
+    ::setenv("AGENT_SIM_GENERATION", "7.11", 1);
+    ::setenv("AGENT_SIM_STAY", "1", 1);
+    pid_t pid = test::Spawn({test::AgentInitBinary(), "--home", Home(), "--state", state, "--supervise", "--",
+                             Home() + "/elastic-agent", "run"},
+                            t_ / "agent.log");
+    bool arrived = false;
+    struct pollfd p {in, POLLIN, 0};
+    while (!arrived && ::poll(&p, 1, 30000) == 1) {
+      alignas(struct inotify_event) char buf[4096];
+      ssize_t n = ::read(in, buf, sizeof buf);
+      for (char* at = buf; n > 0 && at < buf + n;) {
+        const auto* ev = reinterpret_cast<const struct inotify_event*>(at);
+        arrived = arrived || (ev->len > 0 && std::string(ev->name) == "fleet.yml");
+        at += sizeof(struct inotify_event) + ev->len;
+      }
+    }
+    const std::string kept = test::ReadFile(volume + "/home/fleet.yml");
+    ::kill(pid, SIGTERM);  // the agent, then agent-init, stop
+    test::Wait(pid);
+    NS_CHECK(arrived, "no fleet.yml reached the volume while the agent ran: " + test::ReadFile(t_ / "agent.log"));
+    const std::string id = Field(test::ReadFile(t_ / "agent.log"), "identity");
+    NS_CHECK(!id.empty() && Contains(kept, "id: " + id), "the volume's copy: " + kept + " / the agent's ID " + id);
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Only, IdentitySyncNs,
+                         ::testing::Values(Case{"v7_11_standalone_symlink_supervised", "7.11", k7x, false,
+                                                {"--supervise"}, kRun, {}}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // CONFIG_PATH unset: the agent keeps its identity in STATE_PATH itself, and
 // agent-init must not get in the way. (Not a placement of agent-init's: no
