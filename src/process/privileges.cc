@@ -114,17 +114,14 @@ Error SwitchFailure(const Credentials& c, SwitchOutcome outcome) {
   return MakeError(kind, 0, "--user " + UidGid(c) + ": the switch was reported as failed without a cause");
 }
 
-std::optional<std::string> HomeToSet(const Credentials& c) {
-  if (std::getenv("HOME") != nullptr || c.home.empty()) return std::nullopt;
-  return c.home;
-}
+std::string HomeFor(const Credentials& c) { return c.home.empty() ? "/" : c.home; }
 
 Result<void> DropPrivileges(const Credentials& c) {
   if (auto can = CheckCanSwitch(c); !can) return can;
   if (SwitchOutcome outcome = SwitchIds(c); outcome.failed != SwitchStep::kDone) {
     return std::unexpected(SwitchFailure(c, outcome));
   }
-  if (auto home = HomeToSet(c)) ::setenv("HOME", home->c_str(), 1);
+  ::setenv("HOME", HomeFor(c).c_str(), 1);
   return {};
 }
 

@@ -36,10 +36,11 @@ SwitchOutcome SwitchIds(const Credentials& creds) noexcept;
 Kind SwitchFailureKind(SwitchOutcome outcome) noexcept;
 Error SwitchFailure(const Credentials& creds, SwitchOutcome outcome);
 
-/// HOME for the agent: the passwd entry's home when HOME is unset.
-std::optional<std::string> HomeToSet(const Credentials& creds);
+/// HOME for the agent: the passwd entry's home, or / without one, whatever
+/// the caller's was (Docker, Podman and containerd set /root), as gosu sets it.
+std::string HomeFor(const Credentials& creds);
 
-/// CheckCanSwitch, SwitchIds, and HOME from HomeToSet: the exec mode's drop.
+/// CheckCanSwitch, SwitchIds, and HOME from HomeFor: the exec mode's drop.
 Result<void> DropPrivileges(const Credentials& creds);
 
 }  // namespace agent_init

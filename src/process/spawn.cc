@@ -5,6 +5,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "process/exec.h"
 #include "process/privileges.h"
 
@@ -73,14 +75,16 @@ Result<Spawned> Spawn(const SpawnRequest& request) {
   std::optional<std::string> home;
   if (request.user) {
     if (auto can = CheckCanSwitch(*request.user); !can) return std::unexpected(can.error());
-    if (auto h = HomeToSet(*request.user)) home = "HOME=" + *h;
+    home = "HOME=" + HomeFor(*request.user);
   }
   Plan plan;
   plan.request = &request;
   plan.search = SearchFor(request.argv.front());
   for (const auto& a : request.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
-  for (char** e = environ; *e != nullptr; ++e) plan.envp.push_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!home || std::strncmp(*e, "HOME=", 5) != 0) plan.envp.push_back(*e);  // the user's replaces the caller's
+  }
   if (home) plan.envp.push_back(home->data());
   plan.envp.push_back(nullptr);
 

@@ -36,7 +36,7 @@ struct Spawned {
 };
 
 /// Starts the command in its own process group with this process's
-/// environment (plus HOME from `user`, see HomeToSet). Call with every
+/// environment (with HOME from `user`, see HomeFor). Call with every
 /// signal blocked: the child unblocks to `mask` only just before its exec, so
 /// a signal sent to it in between waits and is never lost. Fails only when
 /// the child cannot be created, or when this process may not switch to

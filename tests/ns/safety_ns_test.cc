@@ -92,9 +92,9 @@ TEST_F(SafetyNs, UserTable) {
       {"elastic-agent:staff", "uid=1000 gid=50 groups=50 home=/usr/share/elastic-agent"},
       // a numeric uid with an entry uses it
       {"2000", "uid=2000 gid=2000 groups=2000 home=/home/other"},
-      // numeric ids without entries: gid = uid, HOME left unset
-      {"4242", "uid=4242 gid=4242 groups=4242 home="},
-      {"4242:0", "uid=4242 gid=0 groups=0 home="},
+      // numeric ids without entries: gid = uid, HOME / (as gosu)
+      {"4242", "uid=4242 gid=4242 groups=4242 home=/"},
+      {"4242:0", "uid=4242 gid=0 groups=0 home=/"},
   };
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = UseFixtureEtc(); !e.empty()) return e;
@@ -103,7 +103,7 @@ TEST_F(SafetyNs, UserTable) {
         const std::string what = std::string(mode) + " --user " + c.spec;
         auto args = Args({mode, "--user", c.spec});
         for (auto& p : Probe()) args.push_back(p);
-        RunResult r = AgentInit(args, {"HOME"});  // HOME unset: set from the passwd entry
+        RunResult r = AgentInit(args, {"HOME=/root"});  // as Docker, Podman and containerd set it
         std::string line = r.out.substr(0, r.out.find('\n'));
         NS_CHECK(r.status == 0, what + ": exit " + std::to_string(r.status) + " " + r.err);
         NS_CHECK(line == c.expect, what + ": got " + line + ", want " + c.expect);
@@ -119,12 +119,18 @@ TEST_F(SafetyNs, UserTable) {
   EXPECT_EQ(failure, "");
 }
 
-TEST_F(SafetyNs, HomeFromPasswdOnlyWhenUnset) {
+// Docker, Podman and containerd start the container with HOME=/root: the
+// agent switched to 1000 must not get root's home. --user sets HOME to the
+// user's home, or / without an entry, whatever it was, as gosu does.
+TEST_F(SafetyNs, UserGetsItsOwnHomeNotTheCallers) {
   std::string failure = InMountNamespace([&]() -> std::string {
     if (auto e = UseFixtureEtc(); !e.empty()) return e;
-    auto args = Args({"--user", "elastic-agent", "--", "/bin/sh", "-c", "echo home=$HOME"});
-    RunResult r = AgentInit(args, {"HOME=/kept"});
-    NS_CHECK(r.status == 0 && Contains(r.out, "home=/kept"), r.out + r.err);
+    for (const char* mode : {"--method=auto", "--supervise"}) {
+      auto args = Args({mode, "--user", "elastic-agent", "--", "/bin/sh", "-c", "echo home=$HOME; env | grep -c ^HOME="});
+      RunResult r = AgentInit(args, {"HOME=/root"});
+      NS_CHECK(r.status == 0 && Contains(r.out, "home=/usr/share/elastic-agent\n1\n"),
+               std::string(mode) + ": " + r.out + r.err);
+    }
     return "";
   });
   EXPECT_EQ(failure, "");

@@ -89,17 +89,13 @@ TEST(Privileges, EveryFailedStepHasItsMessageAndClass) {
   }
 }
 
-TEST(Privileges, HomeComesFromPasswdOnlyWhenUnset) {
-  const char* saved = std::getenv("HOME");
-  std::string old = saved ? saved : "";
+// gosu's rule: the user's home from the passwd entry, or / without one,
+// whatever HOME the caller had (Docker's /root).
+TEST(Privileges, HomeIsTheUsersOrSlash) {
   Credentials c{1000, 1000, {}, "agent", "/home/agent"};
-  ::setenv("HOME", "/root", 1);
-  EXPECT_FALSE(HomeToSet(c));
-  ::unsetenv("HOME");
-  EXPECT_EQ(HomeToSet(c), "/home/agent");
+  EXPECT_EQ(HomeFor(c), "/home/agent");
   c.home.clear();
-  EXPECT_FALSE(HomeToSet(c)) << "no passwd entry: no HOME invented";
-  if (saved) ::setenv("HOME", old.c_str(), 1);
+  EXPECT_EQ(HomeFor(c), "/") << "no passwd entry";
 }
 
 }  // namespace
