@@ -44,6 +44,18 @@ bool IsPlainName(std::string_view name) {
 
 bool IsVisibleName(std::string_view name) { return IsPlainName(name) && name.front() != '.'; }
 
+bool PathWithin(std::string_view inner, std::string_view outer) {
+  auto trim = [](std::string_view p) {
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    return p;
+  };
+  inner = trim(inner);
+  outer = trim(outer);
+  if (inner.empty() || outer.empty() || inner.front() != '/' || outer.front() != '/') return false;
+  if (outer == "/" || inner == outer) return true;
+  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
+}
+
 std::string NormalizePath(std::string_view path) {
   std::vector<std::string_view> parts;
   size_t start = 0;

@@ -112,6 +112,11 @@ inline bool SameInode(const struct statx& a, const struct statx& b) {
 /// Lexically normalises an absolute path: collapses "//", "." and "..".
 std::string NormalizePath(std::string_view path);
 
+/// Whether the absolute path `inner` is `outer` or below it, by name (a
+/// trailing '/' of either ignored). A path the kernel could not tell (empty)
+/// is within nothing, and holds nothing.
+bool PathWithin(std::string_view inner, std::string_view outer);
+
 /// Turns an error from opening `name` in `dirfd` (untrusted content) into a
 /// message that says what was refused and why. O_DIRECTORY|O_NOFOLLOW opens
 /// of a symlink fail with ENOTDIR, so the entry is looked at again.

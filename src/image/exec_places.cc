@@ -18,11 +18,6 @@
 namespace agent_init {
 namespace {
 
-bool Within(const std::string& inner, const std::string& outer) {
-  if (outer == "/" || inner == outer) return true;
-  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
-}
-
 // Where a place is inside its filesystem: the mount's root plus the path
 // below the mount point. Two bind mounts of one volume show the same
 // filesystem paths under different mount points.
@@ -44,7 +39,7 @@ bool OnVolume(Place& p, Place& state, const MountTableSource& table) {
     AttachMount(state, *t);
   }
   if (!p.found_mount || !state.found_mount) return false;
-  return Within(FilesystemPath(p), FilesystemPath(state));
+  return PathWithin(FilesystemPath(p), FilesystemPath(state));
 }
 
 // A place the agent may execute from: the directory `dir` itself, or `rel`

@@ -15,14 +15,7 @@
 namespace agent_init {
 namespace {
 
-// Where an open directory really is (every symlink resolved), for the
-// checks of what may be emptied; empty when the kernel cannot say.
-// `inner` is `outer` or below it.
-bool Within(const std::string& inner, const std::string& outer) {
-  if (outer == "/") return true;
-  return inner == outer || (inner.starts_with(outer) && inner[outer.size()] == '/');
-}
-
+// Whether two open directories are one.
 bool SameDir(const Dir& a, const Dir& b) {
   auto x = a.StatSelf();
   auto y = b.StatSelf();
@@ -65,11 +58,11 @@ Result<std::optional<Dir>> OpenLinkedRun(const Dir& vh, const std::string& link_
         "mount /proc, or move the state into " + Q(state_run.path()) + " yourself and remove the symlink");
   }
   std::string whose;
-  if (Within(state_real, real)) {
+  if (PathWithin(state_real, real)) {
     whose = "the state volume " + Q(volume.path()) + (real == state_real ? "" : " (it is above it)");
-  } else if (Within(real, state_real)) {
+  } else if (PathWithin(real, state_real)) {
     whose = "inside the state volume " + Q(volume.path()) + " (not its run directory)";
-  } else if (Within(vh_real, real)) {
+  } else if (PathWithin(vh_real, real)) {
     whose = "the versioned home " + Q(vh.path()) + " or a directory above it";
   }
   if (!whose.empty()) {

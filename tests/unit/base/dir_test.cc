@@ -114,5 +114,21 @@ TEST(NormalizePath, CollapsesDotsAndSlashes) {
 
 TEST(Quote, EscapesControlBytes) { EXPECT_EQ(Q("a\nb"), "`a\\x0ab`"); }
 
+// One containment rule for paths (exec places, a symlinked VH/run): the two
+// copies it replaces said that every path was within "" (a real path the
+// kernel could not tell), and that "/a/b" was not within "/a/".
+TEST(PathWithin, EdgeCases) {
+  EXPECT_TRUE(PathWithin("/a/b", "/a"));
+  EXPECT_TRUE(PathWithin("/a", "/a"));
+  EXPECT_TRUE(PathWithin("/a/b", "/"));
+  EXPECT_TRUE(PathWithin("/a/b", "/a/"));
+  EXPECT_TRUE(PathWithin("/a/", "/a"));
+  EXPECT_FALSE(PathWithin("/ab", "/a"));
+  EXPECT_FALSE(PathWithin("/a", "/a/b"));
+  EXPECT_FALSE(PathWithin("/a/b", "")) << "an unknown real path holds nothing";
+  EXPECT_FALSE(PathWithin("", "/a"));
+  EXPECT_FALSE(PathWithin("a/b", "a")) << "absolute paths only";
+}
+
 }  // namespace
 }  // namespace agent_init
