@@ -3,7 +3,10 @@
 #ifdef AGENT_INIT_FAULT_INJECTION
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +26,20 @@ void FaultPoint(std::string_view step) {
     std::fprintf(stderr, "agent-init fault-injection: killed at step %ld (%.*s)\n", count,
                  static_cast<int>(step.size()), step.data());
     ::kill(::getpid(), SIGKILL);
+  }
+}
+
+void TestHook(std::string_view step) {
+  const char* want = std::getenv("AGENT_INIT_TEST_HOOK_STEP");
+  const char* command = std::getenv("AGENT_INIT_TEST_HOOK");
+  if (want == nullptr || command == nullptr || step != want) return;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", command, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
 }
 

@@ -15,9 +15,14 @@ void FaultPoint(std::string_view step);
 /// Whether the test switch AGENT_INIT_TEST_<name> is set: a test turns a
 /// mechanism off to show that its assertions fail without it.
 bool TestSwitch(std::string_view name);
+/// At the step AGENT_INIT_TEST_HOOK_STEP names, runs the shell command
+/// AGENT_INIT_TEST_HOOK and waits for it: a race a test must win every
+/// time (an entry swapped between two system calls) made certain.
+void TestHook(std::string_view step);
 #else
 inline void FaultPoint(std::string_view) {}
 inline bool TestSwitch(std::string_view) { return false; }
+inline void TestHook(std::string_view) {}
 #endif
 
 }  // namespace agent_init

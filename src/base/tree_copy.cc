@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/fault.h"
 #include "base/sys.h"
 #include "base/unique_fd.h"
 
@@ -244,9 +245,25 @@ Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int 
     }
     case S_IFIFO: {
       if (::mkfifoat(dst_dirfd, dst_name, 0600) < 0) return SysFail(errno, "copy FIFO " + Q(src.shown));
-      CopyOwner(dst_dirfd, dst_name, *st);
-      ::fchmodat(dst_dirfd, dst_name, st->stx_mode & 07777, 0);
-      CopyTimes(dst_dirfd, dst_name, *st);
+      TestHook("copy fifo made");
+      // Owner, mode and times through the FIFO just made, never by its name:
+      // something swapped in there (a symlink) is refused, not followed.
+      int made = ::openat(dst_dirfd, dst_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (made < 0) return SysFail(errno, "open copy of FIFO " + Q(src.shown));
+      UniqueFd fifo(made);
+      struct stat now;
+      if (::fstat(fifo.get(), &now) < 0) return SysFail(errno, "stat copy of FIFO " + Q(src.shown));
+      if (!S_ISFIFO(now.st_mode)) {
+        return Fail(Kind::kDenied,
+                    "copy FIFO " + Q(src.shown) + ": its copy was replaced while it was made; refused",
+                    "something else writes where agent-init copies the agent's state: stop it, then start again");
+      }
+      ::fchownat(fifo.get(), "", st->stx_uid, st->stx_gid, AT_EMPTY_PATH);
+      const std::string self = sys::ProcFdPath(fifo.get());  // leads to this FIFO, never further
+      ::chmod(self.c_str(), st->stx_mode & 07777);
+      struct timespec ts[2];
+      FillTimes(*st, ts);
+      ::utimensat(AT_FDCWD, self.c_str(), ts, 0);
       ++run.stats.files;
       return {};
     }

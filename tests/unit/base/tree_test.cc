@@ -63,6 +63,30 @@ TEST(Tree, CopyKeepsHolesInSparseFiles) {
   EXPECT_EQ(test::ReadFile(t / "src/sparse"), test::ReadFile(t / "dst/sparse"));
 }
 
+// A FIFO's copy gets its mode through the FIFO made, not by name: a symlink
+// swapped in between (the test hook runs at that very point) is refused,
+// and what it points at keeps its mode.
+TEST(Tree, AFifoCopySwappedForASymlinkIsRefusedNotFollowed) {
+  test::TempDir t;
+  test::MakeDirs(t / "src");
+  test::MakeDirs(t / "dst");
+  ASSERT_EQ(::mkfifo((t / "src/fifo").c_str(), 0666), 0);
+  ::chmod((t / "src/fifo").c_str(), 0666);
+  test::WriteFile(t / "victim", "secret", 0600);
+  ::setenv("AGENT_INIT_TEST_HOOK_STEP", "copy fifo made", 1);
+  ::setenv("AGENT_INIT_TEST_HOOK", ("rm " + t / "dst/fifo" + " && ln -s " + t / "victim " + t / "dst/fifo").c_str(), 1);
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  auto copied = CopyEntry(*src, "fifo", *dst, "fifo");
+  ::unsetenv("AGENT_INIT_TEST_HOOK_STEP");
+  ::unsetenv("AGENT_INIT_TEST_HOOK");
+  struct stat st;
+  ASSERT_EQ(::stat((t / "victim").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "the symlink's target was chmodded";
+  ASSERT_FALSE(copied);
+  EXPECT_NE(copied.error().msg.find("replaced while it was made"), std::string::npos) << copied.error().msg;
+}
+
 TEST(Tree, CopyRefusesToOverwrite) {
   test::TempDir t;
   test::WriteFile(t / "a", "1");
