@@ -1,8 +1,10 @@
 #include "base/sys.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -10,7 +12,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace agent_init::sys {
 
@@ -81,6 +85,26 @@ std::string RealPathOf(int fd) {
   ssize_t n = ::readlink(ProcFdPath(fd).c_str(), buf, sizeof buf - 1);
   if (n <= 0) return "";
   return std::string(buf, static_cast<size_t>(n));
+}
+
+void CloseRange(unsigned lo, unsigned hi) {
+  if (lo > hi || ::close_range(lo, hi, 0) == 0) return;
+  std::vector<int> open;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(d);
+    while (struct dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      long fd = std::strtol(e->d_name, &end, 10);
+      if (*end == '\0' && end != e->d_name && fd != own && fd >= static_cast<long>(lo) && static_cast<unsigned long>(fd) <= hi)
+        open.push_back(static_cast<int>(fd));
+    }
+    ::closedir(d);
+  } else {
+    struct rlimit limit {};
+    rlim_t last = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+    for (rlim_t fd = lo; fd < last && fd <= hi; ++fd) open.push_back(static_cast<int>(fd));
+  }
+  for (int fd : open) ::close(fd);
 }
 
 int Fsync(int fd) {

@@ -47,6 +47,11 @@ std::string RealPathOf(int fd);
 /// fsync(2) that retries EINTR.
 int Fsync(int fd);
 
+/// Closes every fd from `lo` to `hi`: close_range(2) (Linux 5.9), or on a
+/// kernel or seccomp profile without it, each fd /proc/self/fd lists (every
+/// fd up to the open-files limit when /proc is not mounted).
+void CloseRange(unsigned lo, unsigned hi);
+
 }  // namespace agent_init::sys
 
 namespace agent_init::sys {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/sys.h"
 #include "base/unique_fd.h"
 #include "process/proc.h"
 #include "process/signals.h"
@@ -63,10 +64,10 @@ void CloseInheritedFds(std::vector<int> keep) {
   unsigned next = 3;
   for (int fd : keep) {
     if (fd < static_cast<int>(next)) continue;
-    if (static_cast<unsigned>(fd) > next) ::close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    if (static_cast<unsigned>(fd) > next) sys::CloseRange(next, static_cast<unsigned>(fd) - 1);
     next = static_cast<unsigned>(fd) + 1;
   }
-  ::close_range(next, ~0U, 0);
+  sys::CloseRange(next, ~0U);
 }
 
 class Supervisor {

@@ -1,5 +1,17 @@
 // agent-init --supervise against the acceptance cases (tests/supervise), as
 // PID 1 of a fresh PID namespace and as a child subreaper.
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "binary.h"
@@ -52,6 +64,50 @@ INSTANTIATE_TEST_SUITE_P(All, SuperviseNs,
                            return std::string(std::get<0>(param_info.param).name) + "_" +
                                   test::AllCases()[std::get<1>(param_info.param)].name;
                          });
+
+// A kernel before 5.9 has no close_range, and seccomp profiles written
+// before it answer ENOSYS: the supervisor must still close what it
+// inherited. A seccomp filter gives agent-init exactly that.
+TEST(SuperviseFdsNs, InheritedFdsAreClosedWithoutCloseRange) {
+  REQUIRE_MOUNT_NAMESPACE();
+  test::TempDir t;
+  test::Make711Home(t / "home");
+  test::MakeDirs(t / "state");
+  int err[2];
+  ASSERT_EQ(::pipe2(err, O_CLOEXEC), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open((t / "inherited").c_str(), O_RDONLY | O_CREAT, 0600);
+    if (fd < 0 || ::dup2(fd, 9) < 0 || ::dup2(err[1], 2) < 0) ::_exit(125);
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close_range, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+      ::_exit(126);
+    std::string bin = test::AgentInitBinary(), home = t / "home", state = t / "state";
+    const char* argv[] = {bin.c_str(), "--home", home.c_str(), "--state", state.c_str(), "--method", "symlink",
+                          "--log-level", "debug", "--supervise", "--", "/bin/sleep", "30", nullptr};
+    ::execv(argv[0], const_cast<char**>(argv));
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  // Its log says when it supervises, after it closed what it inherited.
+  std::string log;
+  char buf[4096];
+  for (ssize_t n; log.find("supervising") == std::string::npos && (n = ::read(err[0], buf, sizeof buf)) > 0;)
+    log.append(buf, static_cast<size_t>(n));
+  const bool kept = ::access(("/proc/" + std::to_string(pid) + "/fd/9").c_str(), F_OK) == 0;
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(err[0]);
+  ASSERT_NE(log.find("supervising"), std::string::npos) << log;
+  EXPECT_FALSE(kept) << "the supervisor keeps the inherited fd 9 when close_range is ENOSYS";
+}
 
 }  // namespace
 }  // namespace agent_init
