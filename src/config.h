@@ -42,6 +42,10 @@ enum class Method {
   kSymlink,  // symlink only
 };
 
+/// The largest --keep-snapshots. A restore keeps one more snapshot than
+/// asked (the one of what it replaced), so the journal accepts one more.
+inline constexpr int kMaxKeepSnapshots = 1000;
+
 struct Config {
   Mode mode = Mode::kExec;
   std::string home = "/usr/share/elastic-agent";

@@ -188,7 +188,8 @@ constexpr OptionSpec kOptions[] = {
     {"--keep-snapshots", "AGENT_INIT_KEEP_SNAPSHOTS", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {
        return AddCount(app, name, cli.config.keep_snapshots,
-                       "Snapshots of STATE/run kept when the versioned home changes (0: take none)", 1000);
+                       "Snapshots of STATE/run kept when the versioned home changes (0: take none)",
+                       agent_init::kMaxKeepSnapshots);
      }},
     {"--user", "AGENT_INIT_USER", true,
      [](CLI::App& app, Cli& cli, const std::string& name) {

@@ -36,8 +36,9 @@ bool KnownAgentFiles(std::string_view joined) {
 }
 
 // The journal lives on the untrusted volume: every name in it must be a
-// plain directory entry (no "/", no "..", no dot file of agent-init's own),
-// and numbers within range, before recovery acts on it.
+// plain directory entry (no "/", no "..", no dot file of agent-init's own)
+// or one of the few places agent-init names itself, and numbers within
+// range, before recovery acts on it.
 bool ValidArgs(const Record& args) {
   for (const auto& [key, value] : args) {
     if (key == "saved-as" && !IsVisibleName(value)) return false;
@@ -50,8 +51,12 @@ bool ValidArgs(const Record& args) {
       for (char c : value)
         if (c < '0' || c > '9') return false;
       int n = std::stoi(value);
-      if (n < 1 || n > 1000) return false;
+      if (n < 1 || n > kMaxKeepSnapshots + 1) return false;  // a restore's: one more
     }
+    // The run directory a migration moves from and into (a layout change):
+    // one of the two layouts' own.
+    if ((key == "volume-from" || key == "into") && value != names::kRun && value != names::kDataRun) return false;
+    if (key == "subvolume-run" && value != "yes" && value != "no") return false;
   }
   return true;
 }

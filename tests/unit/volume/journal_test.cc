@@ -75,6 +75,13 @@ TEST(Journal, DecodeRejectsNamesThatLeaveTheBookkeepingDirectory) {
   EXPECT_FALSE(DecodeIntent(head + "id a\nphase prune\nkeep 0\n"));
   EXPECT_FALSE(DecodeIntent(head + "id a\nphase prune\nkeep -1\n"));
   EXPECT_FALSE(DecodeIntent(head + "id a\nphase copy\nrun-parent ../..\n"));
+  EXPECT_TRUE(DecodeIntent(head + "id a\nphase prune\nkeep 1001\n")) << "a restore with --keep-snapshots 1000";
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase prune\nkeep 1002\n"));
+  const std::string migrate = "format agent-init-journal-1\nop migrate\nid a\nphase merge\n";
+  EXPECT_TRUE(DecodeIntent(migrate + "volume-from run\ninto data/run\n"));
+  EXPECT_FALSE(DecodeIntent(migrate + "volume-from ../../etc\ninto data/run\n"));
+  EXPECT_FALSE(DecodeIntent(migrate + "volume-from run\ninto .agent-init\n"));
+  EXPECT_FALSE(DecodeIntent(head + "id a\nphase copy\nsubvolume-run maybe\n"));
 }
 
 }  // namespace
