@@ -8,7 +8,8 @@
 
 namespace agent_init {
 
-Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
+Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
+                             NameSync name_sync) {
   const std::string tmp = "." + name + ".tmp";
   // A leftover temp file (or anything planted there) goes first; unlinkat
   // removes a symlink itself, never its target.
@@ -30,32 +31,7 @@ Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::strin
   if (::renameat(dir.fd(), tmp.c_str(), dir.fd(), name.c_str()) < 0) {
     return SysFail(errno, "rename " + Q(dir.PathOf(tmp)) + " to " + Q(name));
   }
-  return SyncDir(dir);
-}
-
-Result<void> WriteFileFast(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
-  auto fd = dir.OpenFile(name, O_WRONLY | O_CREAT, mode);
-  if (!fd) {
-    if (::unlinkat(dir.fd(), name.c_str(), 0) < 0) return std::unexpected(fd.error());
-    fd = dir.OpenFile(name, O_WRONLY | O_CREAT | O_EXCL, mode);
-    if (!fd) return std::unexpected(fd.error());
-  }
-  // Write over the old content, then cut what is left of it. Truncating to
-  // zero first would make ext4 (auto_da_alloc) flush the file at close, a
-  // disk wait at every start for a record nobody needs to be durable.
-  const off_t size = static_cast<off_t>(content.size());
-  off_t at = 0;
-  while (!content.empty()) {
-    ssize_t n = ::pwrite(fd->get(), content.data(), content.size(), at);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysFail(errno, "write " + Q(dir.PathOf(name)));
-    }
-    content.remove_prefix(static_cast<size_t>(n));
-    at += n;
-  }
-  if (::ftruncate(fd->get(), size) < 0) return SysFail(errno, "truncate " + Q(dir.PathOf(name)));
-  return {};
+  return name_sync == NameSync::kNow ? SyncDir(dir) : Result<void>{};
 }
 
 Result<void> RemoveFileDurable(const Dir& dir, const std::string& name) {

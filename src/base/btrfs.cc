@@ -52,7 +52,7 @@ bool HasNestedSubvolumes(int fd) {
 bool IsBtrfs(const Dir& dir) { return OnBtrfs(dir.fd()); }
 
 bool IsSubvolume(const Dir& dir, const std::string& name) {
-  UniqueFd fd(::openat(dir.fd(), name.c_str(), kDirNoFollow));
+  UniqueFd fd(OpenDirNoFollow(dir.fd(), name.c_str()));
   return fd.valid() && IsRootFd(fd.get());
 }
 
@@ -72,7 +72,7 @@ Result<bool> MakeSubvolume(const Dir& dir, const std::string& name, mode_t mode)
     return false;
   }
   // The kernel makes it 0755 whatever the umask: the mode the caller asked for.
-  UniqueFd made(::openat(dir.fd(), name.c_str(), kDirNoFollow));
+  UniqueFd made(OpenDirNoFollow(dir.fd(), name.c_str()));
   if (!made.valid() || ::fchmod(made.get(), mode) < 0) {
     int err = errno;
     return SysFail(err, "chmod subvolume " + Q(dir.PathOf(name)));
@@ -81,7 +81,7 @@ Result<bool> MakeSubvolume(const Dir& dir, const std::string& name, mode_t mode)
 }
 
 Result<bool> Snapshot(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name) {
-  UniqueFd src(::openat(from.fd(), name.c_str(), kDirNoFollow));
+  UniqueFd src(OpenDirNoFollow(from.fd(), name.c_str()));
   // Not a subvolume root: the ioctl would snapshot the whole subvolume that
   // holds it.
   if (!src.valid() || !IsRootFd(src.get()) || !OnBtrfs(to.fd())) return false;

@@ -2,10 +2,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <vector>
 
+#include "base/fault.h"
 #include "base/sys.h"
 
 namespace agent_init {
@@ -78,10 +83,51 @@ std::string NormalizePath(std::string_view path) {
   return out.empty() ? "/" : out;
 }
 
+namespace {
+// Whether openat2(2) answers here: not below Linux 5.6, nor under a seccomp
+// profile that predates it (ENOSYS or EPERM), nor under qemu-user 7.
+std::atomic<bool> g_openat2{true};
+}  // namespace
+
+int OpenDirNoFollow(int dirfd, const char* name) {
+  if (g_openat2.load(std::memory_order_relaxed)) {
+    // No O_NOFOLLOW: with it a symlink is ENOTDIR, as a file is. Refused by
+    // RESOLVE_NO_SYMLINKS instead, it is ELOOP, told apart in the one look.
+    struct open_how how {};
+    how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    long fd = ::syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) {
+      if (fd < 0) TestHook("directory open refused", name);
+      return static_cast<int>(fd);
+    }
+    g_openat2.store(false, std::memory_order_relaxed);
+  }
+  int fd = ::openat(dirfd, name, kDirNoFollow);
+  if (fd < 0) {
+    int err = errno;
+    TestHook("directory open refused", name);
+    errno = err;
+  }
+  return fd;
+}
+
 Error RefusalFor(int err, int dirfd, const std::string& name, const std::string& path) {
-  if (err == ENOTDIR) {
+  if (err == ENOTDIR && !g_openat2.load(std::memory_order_relaxed)) {
+    // openat(O_DIRECTORY | O_NOFOLLOW) said ENOTDIR for a symlink and a file
+    // alike: only a second look tells them apart. What it finds may have
+    // changed since; a directory there now means the entry was swapped
+    // while it was opened, which is refused as the race it is.
     struct stat st;
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) err = ELOOP;
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISLNK(st.st_mode)) err = ELOOP;
+      if (S_ISDIR(st.st_mode)) {
+        return MakeError(Kind::kDenied, 0,
+                         "refusing " + Q(path) + ": it changed while agent-init opened it (not a directory, "
+                                                 "then a directory)",
+                         "something else is swapping entries in the state volume: stop it, then start again");
+      }
+    }
   }
   switch (err) {
     case ELOOP:
@@ -95,6 +141,14 @@ Error RefusalFor(int err, int dirfd, const std::string& name, const std::string&
     default:
       return MakeError(KindForErrno(err), err, "open " + Q(path));
   }
+}
+
+Error HardLinkRefusal(const std::string& path, std::uint64_t links) {
+  return MakeError(Kind::kDenied, 0,
+                   "refusing " + Q(path) + ": it has " + std::to_string(links) +
+                       " names (hard links), and a hard link can bring a file from outside the volume into it",
+                   "the agent's state has no hard links: find the other names (find <volume> -xdev -samefile " +
+                       Q(path) + "), remove them or this one, and start again");
 }
 
 Result<Dir> Dir::OpenTrusted(const std::string& path, Kind missing_kind) {
@@ -120,7 +174,7 @@ Result<Dir> Dir::Walk(std::string_view rel, std::optional<mode_t> create) const 
   for (auto part : *parts) {
     shown = Join(shown, part);
     std::string name(part);
-    int fd = ::openat(cur, name.c_str(), kDirNoFollow);
+    int fd = OpenDirNoFollow(cur, name.c_str());
     if (fd < 0 && errno == ENOENT) {
       if (!create) return SysFail(ENOENT, "open " + Q(shown), Kind::kLayout);
       // mkdirat never follows a symlink planted at `name`: it fails with
@@ -129,7 +183,7 @@ Result<Dir> Dir::Walk(std::string_view rel, std::optional<mode_t> create) const 
         int err = errno;
         return SysFail(err, "create directory " + Q(shown));
       }
-      fd = ::openat(cur, name.c_str(), kDirNoFollow);
+      fd = OpenDirNoFollow(cur, name.c_str());
     }
     if (fd < 0) return std::unexpected(RefusalFor(errno, cur, name, shown));
     owned.reset(fd);
@@ -170,6 +224,7 @@ Result<UniqueFd> Dir::OpenFile(std::string_view rel, int flags, mode_t mode) con
           return Fail(Kind::kLayout, "refusing " + Q(PathOf(rel)) + ": expected a regular file",
                       "remove it; agent-init recreates the files it owns");
         }
+        if (st.st_nlink > 1) return std::unexpected(HardLinkRefusal(PathOf(rel), st.st_nlink));
         // The very inode just checked, opened for real.
         int fd = ::open(sys::ProcFdPath(path_fd).c_str(), (flags & ~create) | O_CLOEXEC);
         if (fd < 0) return SysFail(errno, "open " + Q(PathOf(rel)));

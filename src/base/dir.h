@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,9 @@ class Dir {
   Result<Dir> MakeSub(std::string_view rel, mode_t mode) const;
 
   /// Opens a regular file beneath this directory (O_CLOEXEC added). A
-  /// symlink, FIFO, device or socket there is refused without being opened;
-  /// with O_CREAT a missing file is created (never through a symlink).
+  /// symlink, FIFO, device or socket there is refused without being opened,
+  /// and so is a file with several names (HardLinkRefusal); with O_CREAT a
+  /// missing file is created (never through a symlink).
   Result<UniqueFd> OpenFile(std::string_view rel, int flags, mode_t mode = 0) const;
 
   /// statx of `rel` without following a symlink at any component.
@@ -117,9 +119,23 @@ std::string NormalizePath(std::string_view path);
 /// is within nothing, and holds nothing.
 bool PathWithin(std::string_view inner, std::string_view outer);
 
+/// The refusal (kDenied) of a regular file at `path` with `links` names: a
+/// hard link planted in the volume may be a file from outside it (a
+/// root-only one), which agent-init must not write, chown, copy or hand to
+/// the agent. fs.protected_hardlinks narrows who can plant one; the check
+/// does not depend on it.
+Error HardLinkRefusal(const std::string& path, std::uint64_t links);
+
+/// Opens the directory `name` in `dirfd` (O_RDONLY, O_CLOEXEC) without
+/// following a symlink: an fd, or -1 with errno ELOOP for a symlink and
+/// ENOTDIR for any other kind of file, as the open found it (openat2 with
+/// RESOLVE_NO_SYMLINKS). Where openat2 is missing, openat(O_DIRECTORY |
+/// O_NOFOLLOW) says ENOTDIR for both, and RefusalFor looks again.
+int OpenDirNoFollow(int dirfd, const char* name);
+
 /// Turns an error from opening `name` in `dirfd` (untrusted content) into a
-/// message that says what was refused and why. O_DIRECTORY|O_NOFOLLOW opens
-/// of a symlink fail with ENOTDIR, so the entry is looked at again.
+/// message that says what was refused and why: a symlink kDenied, another
+/// kind of file kLayout.
 Error RefusalFor(int err, int dirfd, const std::string& name, const std::string& shown);
 
 }  // namespace agent_init

@@ -29,12 +29,14 @@ void FaultPoint(std::string_view step) {
   }
 }
 
-void TestHook(std::string_view step) {
+void TestHook(std::string_view step, std::string_view path) {
   const char* want = std::getenv("AGENT_INIT_TEST_HOOK_STEP");
   const char* command = std::getenv("AGENT_INIT_TEST_HOOK");
   if (want == nullptr || command == nullptr || step != want) return;
+  const std::string at(path);
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::setenv("AGENT_INIT_TEST_HOOK_PATH", at.c_str(), 1);
     ::execl("/bin/sh", "sh", "-c", command, static_cast<char*>(nullptr));
     ::_exit(127);
   }

@@ -17,12 +17,13 @@ void FaultPoint(std::string_view step);
 bool TestSwitch(std::string_view name);
 /// At the step AGENT_INIT_TEST_HOOK_STEP names, runs the shell command
 /// AGENT_INIT_TEST_HOOK and waits for it: a race a test must win every
-/// time (an entry swapped between two system calls) made certain.
-void TestHook(std::string_view step);
+/// time (an entry swapped between two system calls) made certain. The
+/// command finds `path` (what the step is at) in AGENT_INIT_TEST_HOOK_PATH.
+void TestHook(std::string_view step, std::string_view path = {});
 #else
 inline void FaultPoint(std::string_view) {}
 inline bool TestSwitch(std::string_view) { return false; }
-inline void TestHook(std::string_view) {}
+inline void TestHook(std::string_view, std::string_view = {}) {}
 #endif
 
 }  // namespace agent_init

@@ -20,7 +20,7 @@ Result<void> RemoveNode(int dirfd, const std::string& name, const std::string& s
   if (err != EISDIR && err != EPERM) return SysFail(err, "remove " + Q(shown));
   // A directory (EISDIR on Linux; EPERM on some filesystems).
   if (auto deep = CheckTreeDepth(depth, "remove", shown); !deep) return deep;
-  int fd = ::openat(dirfd, name.c_str(), kDirNoFollow);
+  int fd = OpenDirNoFollow(dirfd, name.c_str());
   if (fd < 0) {
     if (errno == ENOTDIR) return SysFail(err, "remove " + Q(shown));
     return std::unexpected(RefusalFor(errno, dirfd, name, shown));
@@ -49,7 +49,7 @@ Result<std::uint64_t> SpaceOf(int dirfd, const std::string& name, const std::str
   std::uint64_t total = static_cast<std::uint64_t>(st.st_blocks) * 512;
   if (!S_ISDIR(st.st_mode)) return total;
   if (auto deep = CheckTreeDepth(depth, "measure", shown); !deep) return std::unexpected(deep.error());
-  int fd = ::openat(dirfd, name.c_str(), kDirNoFollow);
+  int fd = OpenDirNoFollow(dirfd, name.c_str());
   if (fd < 0) return std::unexpected(RefusalFor(errno, dirfd, name, shown));
   Dir d(UniqueFd(fd), shown);
   auto entries = d.List();

@@ -33,19 +33,26 @@ inline constexpr int kMaxTreeDepth = 256;
 /// kMaxTreeDepth levels down.
 Result<void> CheckTreeDepth(int depth, std::string_view verb, const std::string& path);
 
+/// Where a copy reads from. The volume is not trusted: a regular file there
+/// with several names (hard links) may be a file from outside it, and its
+/// copy, a new file with one name, would be chowned to the agent like any
+/// other. A copy from the volume refuses it (HardLinkRefusal). The image's
+/// hard links are its author's, and copied as files.
+enum class CopyFrom { kVolume, kImage };
+
 /// Copies the entry `name` of `from` (file, symlink, FIFO or whole directory)
 /// to the new name `to_name` in `to`, which must not exist yet. Does not sync:
 /// call SyncFilesystem before making the copy visible.
 Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
-                       CopyStats* stats = nullptr);
+                       CopyStats* stats = nullptr, CopyFrom source = CopyFrom::kVolume);
 
-/// Copies the directory `name` of `from` into `made`, an empty directory the
-/// caller made (a btrfs subvolume): its entries, then its mode, owner and
-/// times. Does not sync, as CopyEntry.
+/// Copies the directory `name` of `from` (the volume) into `made`, an empty
+/// directory the caller made (a btrfs subvolume): its entries, then its
+/// mode, owner and times. Does not sync, as CopyEntry.
 Result<void> CopyDirectoryInto(const Dir& from, const std::string& name, const Dir& made,
                                CopyStats* stats = nullptr);
 
-/// Copies the regular file `name` of `from` to the same name in `to`, where
+/// Copies the regular file `name` of `from` (the volume) to the same name in `to`, where
 /// it appears complete and durable, or not at all: written unnamed
 /// (O_TMPFILE), synced, then linked. For moves across btrfs subvolumes,
 /// which rename refuses.

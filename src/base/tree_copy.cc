@@ -106,6 +106,7 @@ Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string&
 // support (asked once, not for every file).
 struct CopyRun {
   CopyStats& stats;
+  CopyFrom source = CopyFrom::kVolume;
   bool reflink = true;
   bool cfr = true;
 };
@@ -156,7 +157,7 @@ Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int 
 // Fills the empty directory `out` with the entries of the directory `src`,
 // then gives it `src`'s mode, owner and times.
 Result<void> FillDirectory(const Node& src, const struct statx& st, int out, int depth, CopyRun& run) {
-  int in_fd = ::openat(src.dirfd, src.name, kDirNoFollow);
+  int in_fd = OpenDirNoFollow(src.dirfd, src.name);
   if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
   Dir in(UniqueFd(in_fd), src.shown);
   auto entries = in.List();
@@ -179,14 +180,15 @@ Result<void> CopyDirectory(const Node& src, const struct statx& st, int dst_dirf
   // stay behind.
   if (auto deep = CheckTreeDepth(depth, "copy", src.shown); !deep) return deep;
   if (::mkdirat(dst_dirfd, dst_name, 0700) < 0) return SysFail(errno, "create copy of " + Q(src.shown));
-  int out_fd = ::openat(dst_dirfd, dst_name, kDirNoFollow);
+  int out_fd = OpenDirNoFollow(dst_dirfd, dst_name);
   if (out_fd < 0) return SysFail(errno, "open copy of " + Q(src.shown));
   UniqueFd out(out_fd);
   return FillDirectory(src, st, out.get(), depth, run);
 }
 
-// Opens the regular file `src` for reading, refusing anything else.
-Result<UniqueFd> OpenRegular(const Node& src, struct stat& now) {
+// Opens the regular file `src` for reading, refusing anything else, and
+// from the volume a file with several names.
+Result<UniqueFd> OpenRegular(const Node& src, CopyFrom source, struct stat& now) {
   // O_NONBLOCK: a file swapped for a FIFO after the stat must not block us.
   int in_fd = ::openat(src.dirfd, src.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (in_fd < 0) return std::unexpected(RefusalFor(errno, src.dirfd, src.name, src.shown));
@@ -194,6 +196,7 @@ Result<UniqueFd> OpenRegular(const Node& src, struct stat& now) {
   if (::fstat(in.get(), &now) < 0) return SysFail(errno, "stat " + Q(src.shown));
   if (!S_ISREG(now.st_mode))
     return Fail(Kind::kCannotPlace, "copy " + Q(src.shown) + ": it changed type while being copied");
+  if (source == CopyFrom::kVolume && now.st_nlink > 1) return std::unexpected(HardLinkRefusal(src.shown, now.st_nlink));
   return in;
 }
 
@@ -214,7 +217,7 @@ Result<void> FillFile(const Node& src, const struct statx& st, int in, const str
 Result<void> CopyRegular(const Node& src, const struct statx& st, int dst_dirfd, const char* dst_name,
                          CopyRun& run) {
   struct stat now;
-  auto in = OpenRegular(src, now);
+  auto in = OpenRegular(src, run.source, now);
   if (!in) return std::unexpected(in.error());
   int out_fd = ::openat(dst_dirfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out_fd < 0) return SysFail(errno, "create copy of " + Q(src.shown));
@@ -277,10 +280,10 @@ Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int 
 }  // namespace
 
 Result<void> CopyEntry(const Dir& from, const std::string& name, const Dir& to, const std::string& to_name,
-                       CopyStats* stats) {
+                       CopyStats* stats, CopyFrom source) {
   CopyStats local;
   Node src{from.fd(), name.c_str(), from.PathOf(name)};
-  CopyRun run{stats ? *stats : local};
+  CopyRun run{stats ? *stats : local, source};
   auto r = CopyNode(src, to.fd(), to_name.c_str(), 0, run);
   if (!r) return std::unexpected(Wrap(r.error(), "copy to " + Q(to.PathOf(to_name))));
   return {};
@@ -293,7 +296,7 @@ Result<void> PlaceFileCopy(const Dir& from, const std::string& name, const Dir& 
   auto st = StatNoFollow(src);
   if (!st) return std::unexpected(st.error());
   struct stat now;
-  auto in = OpenRegular(src, now);
+  auto in = OpenRegular(src, run.source, now);
   if (!in) return std::unexpected(in.error());
   const std::string shown = to.PathOf(name);
   // Unnamed until it is complete and durable: a crash leaves no part of it.

@@ -170,12 +170,12 @@ Result<Ejected> Eject(const Config& config, const std::vector<std::string>& comm
                                                     NormalizePath(cp) != NormalizePath(volume->path())) {
     out.config_path = cp;
     if (auto old = Dir::OpenTrusted(cp); old) {
-      std::vector<const AgentFile*> config;
+      std::vector<const AgentFile*> config_files;
       for (const AgentFile* f : AgentFilesFor(Layout::kState)) {
-        if (f->dir == AgentDir::kConfig) config.push_back(f);
+        if (f->dir == AgentDir::kConfig) config_files.push_back(f);
       }
-      auto carried = CarryAgentFiles(*volume, *old, std::nullopt, "", config, /*move=*/true);
-      if (!carried) return std::unexpected(Wrap(carried.error(), "eject"));
+      auto given_up = CarryAgentFiles(*volume, *old, std::nullopt, "", config_files, /*move=*/true);
+      if (!given_up) return std::unexpected(Wrap(given_up.error(), "eject"));
     }
   }
   if (auto verified = Verify(*volume, *data); !verified) return std::unexpected(verified.error());

@@ -31,7 +31,7 @@ Result<bool> SeedData(const Dir& image_data, const Dir& seed, const std::string&
   if (!entries) return std::unexpected(entries.error());
   CopyStats stats;
   for (const auto& e : *entries) {
-    auto copied = CopyEntry(image_data, e.name, seed, e.name, &stats);
+    auto copied = CopyEntry(image_data, e.name, seed, e.name, &stats, CopyFrom::kImage);
     if (!copied) return std::unexpected(Wrap(copied.error(), "seed " + Q(seed.path())));
   }
   auto synced = SyncFilesystem(seed);

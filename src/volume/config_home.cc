@@ -82,7 +82,7 @@ Result<bool> RefreshCopy(const Dir& home, const std::string& name, const struct 
   }
   const std::string tmp = "." + name + ".agent-init";
   if (auto cleared = RemoveEntry(dir, tmp); !cleared) return std::unexpected(cleared.error());
-  if (auto copied = CopyEntry(home, name, dir, tmp); !copied) return std::unexpected(copied.error());
+  if (auto copied = CopyEntry(home, name, dir, tmp, nullptr, CopyFrom::kImage); !copied) return std::unexpected(copied.error());
   if (*have && S_ISDIR((*have)->stx_mode)) {
     if (auto removed = RemoveEntry(dir, name); !removed) return std::unexpected(removed.error());
   }

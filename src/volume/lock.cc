@@ -53,7 +53,8 @@ std::string DescribeOwner(const Owner& o) {
 }
 
 Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mode mode) {
-  auto opened = aidir.OpenFile(names::kLock, O_RDWR | O_CREAT, 0600);
+  // Read-only: flock needs no write access, and the agent inherits this fd.
+  auto opened = aidir.OpenFile(names::kLock, O_RDONLY | O_CREAT, 0600);
   if (!opened) return std::unexpected(Wrap(opened.error(), "open volume lock"));
   UniqueFd fd = std::move(*opened);
   using Clock = std::chrono::steady_clock;
@@ -94,8 +95,10 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
     return SysFail(errno, "keep " + Q(aidir.PathOf(names::kLock)) + " open across exec");
   }
   Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, std::string(ModeName(mode))};
-  // Informational, and rewritten at every start: no fsync on the start path.
-  auto written = WriteFileFast(aidir, names::kOwner, EncodeOwner(me));
+  // A new file renamed over the old one, never written in place: whatever
+  // is planted at the name (a hard link to another file) is replaced. Only
+  // informational: the start does not wait for the name to reach the disk.
+  auto written = WriteFileAtomic(aidir, names::kOwner, EncodeOwner(me), 0600, NameSync::kLater);
   if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));
   return VolumeLock(std::move(fd));
 }

@@ -63,7 +63,7 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
       // refuses to rename those): copy, make the copy durable, publish it.
       auto partial = work->MakeSub(names::kMigratePartial, 0700);
       if (!partial) return std::unexpected(partial.error());
-      auto copied = CopyEntry(image_run, e.name, *partial, e.name);
+      auto copied = CopyEntry(image_run, e.name, *partial, e.name, nullptr, CopyFrom::kImage);
       if (!copied) return std::unexpected(copied.error());
       auto synced = SyncFilesystem(*partial);
       if (!synced) return std::unexpected(synced.error());

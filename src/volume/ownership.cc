@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "base/atomic_file.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/record.h"
 #include "base/sys.h"
@@ -22,15 +25,40 @@ struct Walk {
   std::uint64_t changed = 0;
 };
 
-Result<void> ChownEntry(int dirfd, const std::string& name, const std::string& shown, const struct statx& st,
-                        Walk& w) {
-  if (st.stx_uid == w.uid && st.stx_gid == w.gid) return {};
-  if (w.ops.Chown(dirfd, name.c_str(), w.uid, w.gid,
-                  AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0)) < 0) {
-    return SysFail(errno, "chown " + Q(shown));
+// One entry of the walk, opened once without following a symlink (O_PATH
+// opens any kind of file, and nothing is read or run by it). Its type, links,
+// mount and owner come from the fd, and the chown goes through the fd: an
+// entry swapped by name after the open (a directory for a hard link to a
+// root-only file) changes nothing that is done.
+struct Entry {
+  UniqueFd fd;
+  struct statx st;
+};
+
+Result<std::optional<Entry>> OpenEntry(int dirfd, const std::string& name, const std::string& shown) {
+  int fd = ::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<Entry>{};
+    return SysFail(errno, "open " + Q(shown));
   }
+  Entry e{UniqueFd(fd), {}};
+  if (sys::Statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, &e.st) < 0) return SysFail(errno, "stat " + Q(shown));
+  return std::optional<Entry>{std::move(e)};
+}
+
+Result<void> ChownFd(int fd, const std::string& shown, const struct statx& st, Walk& w) {
+  if (st.stx_uid == w.uid && st.stx_gid == w.gid) return {};
+  if (w.ops.Chown(fd, "", w.uid, w.gid, AT_EMPTY_PATH) < 0) return SysFail(errno, "chown " + Q(shown));
   ++w.changed;
   return {};
+}
+
+// A hard link can make a file outside the volume appear inside it; the
+// agent's state has none, so it is left to the operator.
+bool SkipLinked(const struct statx& st, const std::string& shown) {
+  if (S_ISDIR(st.stx_mode) || st.stx_nlink <= 1) return false;
+  log::Warn("not changing the owner of a file with several hard links", {{"path", shown}});
+  return true;
 }
 
 Result<void> ChownBelow(const Dir& dir, Walk& w, int depth) {
@@ -38,25 +66,22 @@ Result<void> ChownBelow(const Dir& dir, Walk& w, int depth) {
   auto entries = dir.List();
   if (!entries) return std::unexpected(entries.error());
   for (const auto& e : *entries) {
-    struct statx st;
-    if (sys::Statx(dir.fd(), e.name.c_str(), AT_SYMLINK_NOFOLLOW, &st) < 0) {
-      if (errno == ENOENT) continue;
-      return SysFail(errno, "stat " + Q(dir.PathOf(e.name)));
-    }
+    const std::string shown = dir.PathOf(e.name);
+    auto opened = OpenEntry(dir.fd(), e.name, shown);
+    if (!opened) return std::unexpected(opened.error());
+    if (!*opened) continue;
+    const auto& [fd, st] = **opened;
     if (!sys::SameMount(st, w.top)) continue;  // another mount: not ours
-    if (!S_ISDIR(st.stx_mode) && st.stx_nlink > 1) {
-      // A hard link can make a file outside the volume appear inside it;
-      // the agent's state has none, so leave it to the operator.
-      log::Warn("not changing the owner of a file with several hard links", {{"path", dir.PathOf(e.name)}});
-      continue;
-    }
+    if (SkipLinked(st, shown)) continue;
     if (S_ISDIR(st.stx_mode)) {
-      auto sub = dir.OpenSub(e.name);
-      if (!sub) return std::unexpected(sub.error());
-      auto below = ChownBelow(*sub, w, depth + 1);
+      // The directory the fd holds, opened for reading through it.
+      int sub = ::openat(fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub < 0) return SysFail(errno, "open " + Q(shown));
+      auto below = ChownBelow(Dir(UniqueFd(sub), shown), w, depth + 1);
       if (!below) return below;
+      TestHook("chown walked below", shown);
     }
-    auto changed = ChownEntry(dir.fd(), e.name, dir.PathOf(e.name), st, w);
+    auto changed = ChownFd(fd.get(), shown, st, w);
     if (!changed) return changed;
   }
   return {};
@@ -85,26 +110,28 @@ Result<std::uint64_t> ChownTree(const Dir& dir, uid_t uid, gid_t gid, Privileged
   Walk w{uid, gid, *self, ops};
   auto below = ChownBelow(dir, w, 0);
   if (!below) return std::unexpected(below.error());
-  auto top = ChownEntry(dir.fd(), "", dir.path(), *self, w);
+  auto top = ChownFd(dir.fd(), dir.path(), *self, w);
   if (!top) return std::unexpected(top.error());
   return w.changed;
 }
 
 Result<void> HandOverEntries(const Dir& dir, const std::vector<std::string>& names, Ids user, Privileged& ops) {
   for (const auto& name : names) {
-    auto st = dir.Stat(name);
-    if (!st) return std::unexpected(st.error());
-    if (!*st) continue;
-    if (S_ISDIR((*st)->stx_mode)) {
-      auto sub = dir.OpenSub(name);
-      if (!sub) return std::unexpected(sub.error());
-      auto changed = ChownTree(*sub, user.uid, user.gid, ops);
+    const std::string shown = dir.PathOf(name);
+    auto opened = OpenEntry(dir.fd(), name, shown);
+    if (!opened) return std::unexpected(opened.error());
+    if (!*opened) continue;
+    const auto& [fd, st] = **opened;
+    if (S_ISDIR(st.stx_mode)) {
+      int sub = ::openat(fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub < 0) return SysFail(errno, "open " + Q(shown));
+      auto changed = ChownTree(Dir(UniqueFd(sub), shown), user.uid, user.gid, ops);
       if (!changed) return std::unexpected(changed.error());
       continue;
     }
-    if ((*st)->stx_nlink > 1 && !S_ISDIR((*st)->stx_mode)) continue;
-    if (ops.Chown(dir.fd(), name.c_str(), user.uid, user.gid, AT_SYMLINK_NOFOLLOW) < 0)
-      return SysFail(errno, "chown " + Q(dir.PathOf(name)));
+    if (SkipLinked(st, shown)) continue;
+    Walk w{user.uid, user.gid, st, ops};
+    if (auto changed = ChownFd(fd.get(), shown, st, w); !changed) return changed;
   }
   return {};
 }
@@ -137,11 +164,21 @@ Result<void> HandOver(const Volume& volume, const std::vector<const Dir*>& trees
       return SysFail(errno, "chown " + Q(dir->path()));
     }
   }
-  // Files agent-init (re)wrote as root on this start.
+  // Files agent-init (re)wrote as root on this start, chowned through an fd
+  // of the very file: one with several names is refused, never handed over.
   for (const char* name : {names::kLock, names::kOwner, names::kHistory, names::kChowned}) {
-    if (ops.Chown(aidir.fd(), name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
-      return SysFail(errno, "chown " + Q(aidir.PathOf(name)));
+    const std::string shown = aidir.PathOf(name);
+    auto opened = OpenEntry(aidir.fd(), name, shown);
+    if (!opened) return std::unexpected(opened.error());
+    if (!*opened) continue;
+    const auto& [fd, st] = **opened;
+    if (!S_ISREG(st.stx_mode)) {
+      return Fail(Kind::kLayout, "refusing " + Q(shown) + ": expected a regular file",
+                  "remove it; agent-init recreates the files it owns");
     }
+    if (st.stx_nlink > 1) return std::unexpected(HardLinkRefusal(shown, st.stx_nlink));
+    Walk w{user.uid, user.gid, st, ops};
+    if (auto changed = ChownFd(fd.get(), shown, st, w); !changed) return changed;
   }
   return {};
 }

@@ -1,15 +1,11 @@
 // agent-init --supervise against the acceptance cases (tests/supervise), as
 // PID 1 of a fresh PID namespace and as a child subreaper.
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstddef>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -79,15 +75,7 @@ TEST(SuperviseFdsNs, InheritedFdsAreClosedWithoutCloseRange) {
   if (pid == 0) {
     int fd = ::open((t / "inherited").c_str(), O_RDONLY | O_CREAT, 0600);
     if (fd < 0 || ::dup2(fd, 9) < 0 || ::dup2(err[1], 2) < 0) ::_exit(125);
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close_range, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-      ::_exit(126);
+    if (!test::DenySyscall(__NR_close_range)) ::_exit(126);
     std::string bin = test::AgentInitBinary(), home = t / "home", state = t / "state";
     const char* argv[] = {bin.c_str(), "--home", home.c_str(), "--state", state.c_str(), "--method", "symlink",
                           "--log-level", "debug", "--supervise", "--", "/bin/sleep", "30", nullptr};

@@ -16,6 +16,12 @@ std::optional<std::string> MountNamespaceUnavailable();
 /// Returns the child's answer (or a description of how it died).
 std::string InMountNamespace(const std::function<std::string()>& body);
 
+/// Makes the system call `nr` fail with ENOSYS in the calling process and
+/// everything it execs from now on (a seccomp filter, with no_new_privs):
+/// an older kernel, or a seccomp profile written before the call existed.
+/// False when the filter could not be installed.
+bool DenySyscall(long nr);
+
 /// Drops CAP_SYS_ADMIN from the calling process's effective and permitted
 /// sets (and the bounding set), as a container without it would have.
 bool DropSysAdmin();

@@ -1,10 +1,15 @@
 #include "base/dir.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include "namespace.h"
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -24,6 +29,56 @@ TEST(Dir, OpenSubRefusesSymlinksAnywhereOnThePath) {
   EXPECT_NE(via_link.error().msg.find("symlink"), std::string::npos);
   auto leaf_link = vol->OpenSub("link");
   ASSERT_FALSE(leaf_link);
+}
+
+// A symlink in the volume swapped back for a directory just after the open
+// refused it (RENAME_EXCHANGE races can do this at will). The refusal says
+// what the open found, a symlink (77), not what a second look finds: with
+// openat2 there is no second look; without it (ENOSYS: before Linux 5.6, an
+// older seccomp profile), a directory found by the second look is refused
+// as the swap it is, still 77.
+std::string SwappedBackRefusal(const test::TempDir& t) {
+  test::MakeDirs(t / "vol");
+  test::MakeDirs(t / "outside");
+  test::Symlink(t / "outside", t / "vol/x");
+  ::setenv("AGENT_INIT_TEST_HOOK_STEP", "directory open refused", 1);
+  ::setenv("AGENT_INIT_TEST_HOOK", ("rm " + t / "vol/x" + " && mkdir " + t / "vol/x").c_str(), 1);
+  auto vol = Dir::OpenTrusted(t / "vol");
+  auto x = vol->OpenSub("x");
+  ::unsetenv("AGENT_INIT_TEST_HOOK_STEP");
+  ::unsetenv("AGENT_INIT_TEST_HOOK");
+  if (x) return "opened";
+  if (!test::IsDir(t / "vol/x")) return "the hook did not swap it back";
+  return std::to_string(ExitCodeFor(x.error().kind)) + " " + x.error().msg;
+}
+
+TEST(Dir, ARefusalSaysWhatTheOpenFoundNotASecondLook) {
+  test::TempDir t;
+  struct open_how how {};
+  how.flags = O_RDONLY | O_DIRECTORY;
+  const bool openat2 = ::syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how) >= 0;
+  std::string got = SwappedBackRefusal(t);
+  EXPECT_TRUE(got.starts_with("77 ")) << got;
+  if (openat2) EXPECT_NE(got.find("symlink"), std::string::npos) << got;
+}
+
+TEST(Dir, WithoutOpenat2ASwapSeenByTheSecondLookIsRefusedAsASwap) {
+  test::TempDir t;
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string got = test::DenySyscall(SYS_openat2) ? SwappedBackRefusal(t) : "no seccomp filter";
+    (void)!::write(out[1], got.data(), got.size());
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(got.starts_with("77 ") && got.find("changed while") != std::string::npos) << got;
 }
 
 TEST(Dir, RefusesDotDotAndAbsolutePaths) {

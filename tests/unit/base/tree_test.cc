@@ -87,6 +87,26 @@ TEST(Tree, AFifoCopySwappedForASymlinkIsRefusedNotFollowed) {
   EXPECT_NE(copied.error().msg.find("replaced while it was made"), std::string::npos) << copied.error().msg;
 }
 
+// A file with two names in the volume may be one from outside it: a copy
+// from the volume refuses it (77, naming it), wherever it is in the tree;
+// the image's hard links are copied as files.
+TEST(Tree, ACopyFromTheVolumeRefusesAFileWithSeveralNames) {
+  test::TempDir t;
+  test::WriteFile(t / "outside", "secret", 0600);
+  test::WriteFile(t / "src/run/a/plain", "state");
+  ASSERT_EQ(::link((t / "outside").c_str(), (t / "src/run/a/linked").c_str()), 0);
+  test::MakeDirs(t / "dst");
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  auto refused = CopyEntry(*src, "run", *dst, "copy");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(ExitCodeFor(refused.error().kind), 77);
+  EXPECT_NE(refused.error().msg.find(t / "src/run/a/linked"), std::string::npos) << refused.error().msg;
+  EXPECT_NE(refused.error().msg.find("hard link"), std::string::npos) << refused.error().msg;
+  ASSERT_TRUE(CopyEntry(*src, "run", *dst, "image", nullptr, CopyFrom::kImage));
+  EXPECT_EQ(test::ReadFile(t / "dst/image/a/linked"), "secret");
+}
+
 TEST(Tree, CopyRefusesToOverwrite) {
   test::TempDir t;
   test::WriteFile(t / "a", "1");
