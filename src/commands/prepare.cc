@@ -53,8 +53,9 @@ Result<Dir> SeededData(const std::string& seed_path, const Dir& image_data, cons
   return std::move(*seed);
 }
 
-Result<Agent> OpenAgent(const Config& config, const std::vector<std::string>& command) {
-  // With --seed-data the agent's versioned home is the one in the copy.
+// The image: its HOME, its data directory and the versioned home found in
+// it (opened too, unless the agent will run from the --seed-data copy).
+Result<Agent> OpenAgent(const Config& config) {
   OpenedImage opened =
       OpenImage(config.home, config.versioned_home, Listing::kWhenNeeded,
                 config.seed_data.empty() ? VersionedHomeOpen::kOpen : VersionedHomeOpen::kNameOnly);
@@ -64,24 +65,30 @@ Result<Agent> OpenAgent(const Config& config, const std::vector<std::string>& co
   Agent agent;
   agent.vh_name = *image.discovery.versioned_home;
   agent.home = std::move(image.home);
-  if (config.seed_data.empty()) {
-    agent.data = std::move(image.data);
-    agent.vh = std::move(image.vh);
-  } else {
-    auto seeded = SeededData(config.seed_data, image.data, agent.vh_name, agent.seeded);
+  agent.data = std::move(image.data);
+  agent.vh = std::move(image.vh);
+  log::Debug("found the versioned home",
+             {{"path", agent.data.PathOf(agent.vh_name)}, {"evidence", std::string(RuleName(image.discovery.rule))}});
+  return agent;
+}
+
+// The data directory and versioned home the agent runs from (with
+// --seed-data, the copy, made now: the volume's lock is held), and its
+// layout.
+Result<void> SettleAgent(const Config& config, const std::vector<std::string>& command, Agent& agent) {
+  if (!config.seed_data.empty()) {
+    auto seeded = SeededData(config.seed_data, agent.data, agent.vh_name, agent.seeded);
     if (!seeded) return std::unexpected(seeded.error());
     agent.data = std::move(*seeded);
     auto vh = agent.data.OpenSub(agent.vh_name);
     if (!vh) return std::unexpected(Wrap(vh.error(), "open versioned home"));
     agent.vh = std::move(*vh);
   }
-  log::Debug("found the versioned home",
-             {{"path", agent.vh.path()}, {"evidence", std::string(RuleName(image.discovery.rule))}});
   agent.decision = DecideLayout(config.layout, command, config.value_options, agent.vh);
   log::Debug("layout", {{"layout", std::string(LayoutName(agent.decision.layout))},
                         {"evidence", agent.decision.evidence},
                         {"generation", std::string(GenerationName(agent.decision.generation))}});
-  return agent;
+  return {};
 }
 
 Result<void> CheckExecutablePlaces(const Agent& agent, const Volume& volume) {
@@ -100,15 +107,16 @@ Result<void> CheckExecutablePlaces(const Agent& agent, const Volume& volume) {
   return std::unexpected(e);
 }
 
-// Everything the two layouts share, opened in order: the volume, its lock,
-// an interrupted change finished, the history.
+// Everything the two layouts share, opened in order: the volume and its
+// lock (before anything is written: a start refused for a held lock changes
+// nothing), then an interrupted change finished, the history.
 struct Taken {
   Volume volume;
   VolumeLock lock;
   std::optional<History> history;
 };
 
-Result<Taken> TakeVolume(const std::string& state, int lock_timeout, Mode mode, const Agent& agent) {
+Result<Taken> LockVolume(const std::string& state, int lock_timeout, Mode mode) {
   auto volume = Volume::Open(state);
   if (!volume) return std::unexpected(volume.error());
   if (auto made = volume->MakeBookkeeping(); !made) return std::unexpected(made.error());
@@ -117,11 +125,15 @@ Result<Taken> TakeVolume(const std::string& state, int lock_timeout, Mode mode, 
     return std::unexpected(
         volume->ExplainDenial(lock.error(), std::string(names::kBookkeeping) + "/" + names::kLock));
   }
-  if (auto recovered = RecoverJournal(*volume, &agent.vh); !recovered)
-    return std::unexpected(recovered.error());
-  auto history = ReadHistory(volume->bookkeeping());
+  return Taken{std::move(*volume), std::move(*lock), std::nullopt};
+}
+
+Result<void> RecoverVolume(Taken& taken, const Agent& agent) {
+  if (auto recovered = RecoverJournal(taken.volume, &agent.vh); !recovered) return recovered;
+  auto history = ReadHistory(taken.volume.bookkeeping());
   if (!history) return std::unexpected(history.error());
-  return Taken{std::move(*volume), std::move(*lock), std::move(*history)};
+  taken.history = std::move(*history);
+  return {};
 }
 
 // Hands the state to --user; a fresh copy of the data directory too, as the
@@ -312,10 +324,12 @@ Result<Prepared> PrepareStateLayout(const LayoutOptions& options, const std::opt
 
 Result<Prepared> Prepare(const Config& config, const std::optional<Credentials>& user,
                          const std::vector<std::string>& command, Privileged& ops) {
-  auto agent = OpenAgent(config, command);
+  auto agent = OpenAgent(config);
   if (!agent) return std::unexpected(agent.error());
-  auto taken = TakeVolume(config.state, config.lock_timeout, config.mode, *agent);
+  auto taken = LockVolume(config.state, config.lock_timeout, config.mode);
   if (!taken) return std::unexpected(taken.error());
+  if (auto settled = SettleAgent(config, command, *agent); !settled) return std::unexpected(settled.error());
+  if (auto recovered = RecoverVolume(*taken, *agent); !recovered) return std::unexpected(recovered.error());
   // A bind mount made in an init container would vanish with it: the seeded
   // copy gets the symlink, which the main container sees.
   const LayoutOptions options{config.seed_data.empty() ? config.method : Method::kSymlink,

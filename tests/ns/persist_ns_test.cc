@@ -2,6 +2,7 @@
 // image is a fixture home (or an overlayfs), and each test runs its body in a
 // child that unshared its mount namespace (tests/support/namespace.h).
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -227,6 +228,39 @@ TEST_F(PersistNs, ReadOnlyRootWithMountPermissionBinds) {
     return "";
   });
   EXPECT_EQ(failure, "");
+}
+
+// During a rollout the new pod's init container (a new image) runs while
+// the old pod's agent still holds the volume and executes from the
+// --seed-data copy. The lock comes first: the refused start (75) leaves the
+// copy as the running agent has it; once the volume is free, the next start
+// makes the new copy.
+TEST_F(PersistNs, SeedDataIsNotTouchedWhileTheVolumeIsHeld) {
+  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
+    test::HomeFixture f(t_ / std::string("image-") + vh);
+    f.VersionedHome(vh, {"run"});
+    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+  }
+  test::MakeDirs(t_ / "seed");
+  auto init = [&](const char* vh) {
+    return test::AgentInit({"--home", t_ / std::string("image-") + vh, "--state", t_ / "state", "--method",
+                            "symlink", "--lock-timeout", "0", "prepare", "--seed-data", t_ / "seed"});
+  };
+  test::RunResult a = init("elastic-agent-aaaaaa");
+  ASSERT_EQ(a.status, 0) << a.err;
+  const std::string running = test::TreeDigest(t_ / "seed");
+  ASSERT_NE(running.find("elastic-agent-aaaaaa"), std::string::npos) << running;
+  // The old pod's agent: it inherited the lock.
+  int held = ::open((t_ / "state/.agent-init/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  test::RunResult refused = init("elastic-agent-bbbbbb");
+  EXPECT_EQ(refused.status, 75) << refused.err;
+  EXPECT_EQ(test::TreeDigest(t_ / "seed"), running) << "the running agent's data directory was changed";
+  ::close(held);
+  test::RunResult b = init("elastic-agent-bbbbbb");
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(test::TreeDigest(t_ / "seed").find("elastic-agent-bbbbbb"), std::string::npos);
 }
 
 TEST_F(PersistNs, SymlinkPlantedInTheVolumeIsRefusedAndItsTargetUntouched) {
