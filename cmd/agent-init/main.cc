@@ -25,6 +25,7 @@
 #include "process/exec.h"
 #include "process/privileges.h"
 #include "process/signals.h"
+#include "process/start_signals.h"
 #include "process/supervise.h"
 #include "process/users.h"
 #include "version.h"
@@ -66,7 +67,7 @@ agent_init::log::Level ParseLevel(const std::string& s) {
 // problems the same check found), and returns its exit code.
 int Report(const Error& e) {
   for (const auto& other : e.also) agent_init::log::Error(other);
-  int code = agent_init::ExitCodeFor(e.kind);
+  int code = e.stopped_by != 0 ? 128 + e.stopped_by : agent_init::ExitCodeFor(e.kind);
   if (e.hint.empty()) {
     agent_init::log::Error(e.msg, {{"exit_code", std::to_string(code)}});
   } else {
@@ -295,6 +296,10 @@ Modes AddModes(CLI::App& app, Cli& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: as PID 1, a signal without a handler is dropped. Blocked,
+  // it waits for the lock wait, the check before the command, or the
+  // supervisor (process/start_signals.h).
+  const agent_init::CallerSignals caller = agent_init::BlockSignals();
   Cli cli;
   CLI::App app{"agent-init " AGENT_INIT_VERSION
                ": keeps an agent's state on a persistent volume and starts the agent.\n\n"
@@ -417,6 +422,16 @@ int main(int argc, char** argv) {
 
   auto prepared = agent_init::Prepare(config, user, cli.command);
   if (!prepared) return Report(prepared.error());
+  // A SIGTERM or SIGINT that came while the volume was prepared: the
+  // volume is consistent (every change to it finished), the command does
+  // not start.
+  if (int sig = agent_init::TakeStopSignal(); sig != 0) {
+    Error stopped = agent_init::MakeError(Kind::kBusy, 0,
+                                          "stopped by " + agent_init::SignalName(sig) +
+                                              " before the command started; the volume is ready for the next start");
+    stopped.stopped_by = sig;
+    return Report(stopped);
+  }
   if (config.mode == Mode::kPrepare) return 0;  // the lock is released on exit
 
   for (const auto& change : prepared->environment) {
@@ -427,8 +442,8 @@ int main(int argc, char** argv) {
     }
   }
   if (config.mode == Mode::kSupervise) {
-    agent_init::SuperviseOptions options{cli.grace, cli.signal_group, std::move(*signal_map),
-                                         {prepared->lock.fd()}, prepared->watcher.get()};
+    agent_init::SuperviseOptions options{cli.grace,           cli.signal_group,          std::move(*signal_map),
+                                         {prepared->lock.fd()}, prepared->watcher.get(), caller};
     auto status = agent_init::Supervise(cli.command, user, options);
     return status ? *status : Report(status.error());
   }
@@ -438,5 +453,6 @@ int main(int argc, char** argv) {
   // The agent keeps holding the volume lock: the fd survives the exec.
   prepared->lock.ReleaseToExec();
   agent_init::log::Flush();
+  agent_init::RestoreSignals(caller);
   return Report(agent_init::ExecCommand(cli.command, environ));
 }

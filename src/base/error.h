@@ -37,6 +37,7 @@ struct Error {
   std::string msg;
   std::string hint;
   std::vector<std::string> also;  // further problems the same check found, reported before this one
+  int stopped_by = 0;  // the signal that stopped the start before the command ran: exit 128 + it
 };
 
 template <class T>

@@ -10,11 +10,11 @@ int ExitCodeFor(Kind kind) noexcept {
 }
 
 std::string ExitCodeHelp(size_t width) {
-  constexpr std::string_view kIndent = "       ";  // "  127  "
+  constexpr std::string_view kIndent = "       ";  // "  127  " ("  128+N " is one wider)
   std::string out = "Exit codes (before the command runs; after it, the status is the command's own):";
   for (const ExitCode& e : kExitCodes) {
-    std::string code = std::to_string(e.code);
-    std::string line = "  " + code + std::string(5 - code.size(), ' ');
+    std::string code = ExitCodeText(e);
+    std::string line = "  " + code + std::string(code.size() < 5 ? 5 - code.size() : 1, ' ');
     size_t start = line.size();
     std::string_view rest = e.meaning;
     while (!rest.empty()) {

@@ -13,11 +13,17 @@ namespace agent_init {
 
 struct ExitCode {
   int code;
-  std::optional<Kind> kind;  // the failure class it reports; none for 0
+  std::optional<Kind> kind;  // the failure class it reports; none for 0 and 128+N
   std::string_view meaning;  // as README says it (Markdown)
+  bool plus_signal = false;  // the code is `code` plus a signal's number
 };
 
-inline constexpr std::array<ExitCode, 9> kExitCodes = {{
+/// The code as README and --help show it: "75", "128+N".
+inline std::string ExitCodeText(const ExitCode& e) {
+  return std::to_string(e.code) + (e.plus_signal ? "+N" : "");
+}
+
+inline constexpr std::array<ExitCode, 10> kExitCodes = {{
     {0, std::nullopt, "ready (`prepare`; `inspect` found no problem)"},
     {64, Kind::kUsage,
      "bad usage: unknown option, bad value, no command; `restore` of a snapshot that does not exist; "
@@ -42,12 +48,20 @@ inline constexpr std::array<ExitCode, 9> kExitCodes = {{
      "while the agent runs"},
     {77, Kind::kDenied,
      "permission denied, or refused for safety (a symlink planted in the volume, also under `snapshots/` for "
-     "`restore`); `--user` without root; "
+     "`restore`; a file with several names, hard links, where agent-init writes, copies or hands over; an "
+     "entry swapped while agent-init opened it); `--user` without root; "
      "agent-init started as a user that may not write the volume or the image (the message names the ids, "
      "the "
      "owner, the mode and the fix); agent-init started setuid"},
     {126, Kind::kNotExecutable, "the command exists but cannot be executed (named in the message)"},
     {127, Kind::kNotFound, "the command was not found (named in the message)"},
+    {128,
+     std::nullopt,
+     "signal N (143 for SIGTERM, 130 for SIGINT) stopped agent-init before the command started: while it "
+     "waited for the volume's lock, or while it prepared the volume (which it finishes first: the volume is "
+     "left consistent); the command does not run. With `--supervise`, once the command runs, the status "
+     "of a command killed by signal N",
+     true},
 }};
 
 // ExitCodeFor looks the table up, so no switch lets -Wswitch notice a new
@@ -58,7 +72,9 @@ constexpr bool EveryKindHasOneCode() {
     for (const ExitCode& e : kExitCodes) rows += e.kind == static_cast<Kind>(k);
     if (rows != 1) return false;
   }
-  return kExitCodes.size() == static_cast<size_t>(kKindCount) + 1;
+  int without_kind = 0;
+  for (const ExitCode& e : kExitCodes) without_kind += !e.kind.has_value();
+  return without_kind == 2 && kExitCodes.size() == static_cast<size_t>(kKindCount) + 2;
 }
 static_assert(EveryKindHasOneCode(), "every Kind needs exactly one row in kExitCodes");
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "base/clock.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/mount_table.h"
 #include "base/sys.h"
@@ -125,6 +126,7 @@ Result<Taken> LockVolume(const std::string& state, int lock_timeout, Mode mode) 
     return std::unexpected(
         volume->ExplainDenial(lock.error(), std::string(names::kBookkeeping) + "/" + names::kLock));
   }
+  TestHook("volume locked");
   return Taken{std::move(*volume), std::move(*lock), std::nullopt};
 }
 

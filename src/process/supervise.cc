@@ -30,19 +30,6 @@ using Clock = std::chrono::steady_clock;
 // when we exit anyway.
 constexpr auto kKillWait = std::chrono::seconds(5);
 
-struct Inherited {
-  sigset_t mask;      // the caller's signal mask, for the child
-  bool chld_ignored;  // SIGCHLD was SIG_IGN: the child gets it back
-};
-
-Inherited SaveInherited() {
-  Inherited in{};
-  ::sigprocmask(SIG_SETMASK, nullptr, &in.mask);
-  struct sigaction sa {};
-  in.chld_ignored = ::sigaction(SIGCHLD, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN;
-  return in;
-}
-
 // As PID 1 or a subreaper, every descendant left after the command exited is
 // a child of ours or below one: without children there is nothing to stop,
 // and no need to scan /proc.
@@ -286,7 +273,7 @@ class Supervisor {
 
 Result<int> Supervise(const std::vector<std::string>& argv, const std::optional<Credentials>& user,
                       const SuperviseOptions& options) {
-  Inherited in = SaveInherited();
+  const CallerSignals& in = options.caller;
   // Every signal is blocked and read from a signalfd: nothing runs in a
   // handler, and a signal that arrives before the child exists waits.
   sigset_t all;

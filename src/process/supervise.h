@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "process/start_signals.h"
 #include "process/users.h"
 #include "process/watcher.h"
 
@@ -20,6 +21,7 @@ struct SuperviseOptions {
   std::map<int, int> signal_map;  // rewrite FROM -> TO before forwarding; TO 0 drops FROM
   std::vector<int> keep_fds;      // fds the supervisor keeps open (the volume lock)
   Watcher* watcher = nullptr;     // woken when its fd is readable and once the command exited
+  CallerSignals caller;           // what the command gets back (main blocked everything first)
 };
 
 /// Starts `argv` as a child, with this process's environment (dropping to

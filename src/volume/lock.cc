@@ -4,12 +4,20 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+
+#include <algorithm>
 #include <chrono>
-#include <thread>
+#include <optional>
 
 #include "base/atomic_file.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/sys.h"
+#include "process/signals.h"
+#include "process/start_signals.h"
 #include "version.h"
 #include "volume/names.h"
 
@@ -52,6 +60,62 @@ std::string DescribeOwner(const Owner& o) {
          o.mode + ")";
 }
 
+namespace {
+
+// What the wait for a held lock wakes on: the release of any open of the
+// lock file (inotify's IN_CLOSE_*: a flock goes with the last close of the
+// open file it was taken on, and that close is the event), and the signals
+// that stop a start (a signalfd; main blocks them). A holder on another
+// host (a network filesystem) closes where inotify does not see it: the
+// lock is tried again at least every second all the same.
+class LockWait {
+ public:
+  LockWait(int lock_fd) {
+    in_.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (in_.valid() && ::inotify_add_watch(in_.get(), sys::ProcFdPath(lock_fd).c_str(),
+                                           IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) < 0) {
+      in_.reset();
+    }
+    if (!in_.valid()) log::Debug("no inotify for the lock wait: trying the lock on a timer", {});
+    const sigset_t stop = StopSignals();
+    signals_.reset(::signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+
+  // Sleeps until an event or `timeout`; returns the stop signal that came,
+  // or 0.
+  int Sleep(std::chrono::milliseconds timeout) {
+    struct pollfd fds[2] = {{in_.get(), POLLIN, 0}, {signals_.get(), POLLIN, 0}};
+    int n = ::poll(fds, 2, static_cast<int>(timeout.count()));
+    if (n <= 0) return 0;
+    if (fds[0].revents & POLLIN) {
+      char events[4096];
+      while (::read(in_.get(), events, sizeof events) > 0) {
+      }
+    }
+    if (fds[1].revents & POLLIN) {
+      struct signalfd_siginfo info {};
+      if (::read(signals_.get(), &info, sizeof info) == sizeof info) return static_cast<int>(info.ssi_signo);
+    }
+    return 0;
+  }
+
+  // How long to sleep at most between tries: a second with inotify (for a
+  // holder it cannot see), else backing off from 20 ms to 250 ms.
+  std::chrono::milliseconds NextPause() {
+    if (in_.valid()) return std::chrono::seconds(1);
+    auto now = pause_;
+    pause_ = std::min(pause_ * 2, std::chrono::milliseconds(250));
+    return now;
+  }
+
+ private:
+  UniqueFd in_;       // -1 when there is none (the per-user limit, a filesystem without it)
+  UniqueFd signals_;  // -1 when signalfd failed: the wait ends at its timeout only
+  std::chrono::milliseconds pause_{20};
+};
+
+}  // namespace
+
 Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mode mode) {
   // Read-only: flock needs no write access, and the agent inherits this fd.
   auto opened = aidir.OpenFile(names::kLock, O_RDONLY | O_CREAT, 0600);
@@ -61,11 +125,16 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::seconds(timeout_seconds);
   auto next_report = start;
-  auto pause = std::chrono::milliseconds(20);
+  std::optional<LockWait> wait;
   while (::flock(fd.get(), LOCK_EX | LOCK_NB) < 0) {
     int err = errno;
     if (err == EINTR) continue;
     if (err != EWOULDBLOCK) return SysFail(err, "lock " + Q(aidir.PathOf(names::kLock)));
+    // Watched before the next try: a release between the two still wakes it.
+    if (!wait) {
+      wait.emplace(fd.get());
+      continue;
+    }
     auto now = Clock::now();
     std::optional<Owner> owner = ReadOwner(aidir);
     std::string holder = owner ? DescribeOwner(*owner) : "an unknown process";
@@ -85,9 +154,15 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
                  {"timeout", std::to_string(timeout_seconds) + "s"}});
       next_report = now + std::chrono::seconds(10);
     }
-    std::this_thread::sleep_for(
-        std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
-    pause = std::min(pause * 2, std::chrono::milliseconds(250));
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, next_report) - now);
+    if (int sig = wait->Sleep(std::min(wait->NextPause(), left)); sig != 0) {
+      Error e = MakeError(Kind::kBusy, 0,
+                          "stopped by " + SignalName(sig) + " while waiting for the volume: its lock " +
+                              Q(aidir.PathOf(names::kLock)) + " is held by " + holder +
+                              "; the volume is unchanged and the command does not run");
+      e.stopped_by = sig;
+      return std::unexpected(e);
+    }
   }
   // The agent inherits the lock: no FD_CLOEXEC on this one fd.
   int flags = ::fcntl(fd.get(), F_GETFD);

@@ -300,7 +300,7 @@ TEST_F(BtrfsNs, SubvolumeSnapshotsWorkForTheAgentsUser) {
 INSTANTIATE_TEST_SUITE_P(Filesystems, ReflinkNs,
                          ::testing::Values(Filesystem{"xfs", "mkfs.xfs -q -m reflink=1", "300M"},
                                            Filesystem{"btrfs", "mkfs.btrfs -q", "256M"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace agent_init

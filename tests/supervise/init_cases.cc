@@ -105,33 +105,6 @@ int Left(Clock::time_point deadline) {
   return static_cast<int>(std::max<long long>(ms, 0));
 }
 
-// Like fork, but the child is PID 1 of a new PID namespace with its own
-// /proc (unshare --pid --fork --mount-proc, without the process in between
-// whose child would have to be looked for). Done as unshare(CLONE_NEWPID),
-// fork and setns back, not as one clone(CLONE_NEWPID | CLONE_NEWNS): qemu-user
-// refuses namespace flags in clone (EINVAL), not in unshare and setns.
-pid_t ForkInit(bool pid1) {
-  if (!pid1) return ::fork();
-  UniqueFd own(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
-  if (!own.valid() || ::unshare(CLONE_NEWPID) < 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::unshare(CLONE_NEWNS) < 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0 ||
-        ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0) {
-      ::_exit(125);
-    }
-    return 0;
-  }
-  int saved = errno;
-  // Our later children are born in our own namespace again.
-  if (::setns(own.get(), CLONE_NEWPID) < 0) {
-    std::perror("init_cases: setns back to our PID namespace");
-    std::abort();
-  }
-  errno = saved;
-  return pid;
-}
-
 Launched Launch(const InitFlavour& f, const std::vector<std::string>& command, const LaunchOptions& o = {}) {
   Launched l;
   static int counter = 0;
@@ -748,6 +721,34 @@ CaseResult SignalGroup(const InitFlavour& f) {
 }
 
 }  // namespace
+
+// Like fork, but the child is PID 1 of a new PID namespace with its own
+// /proc (unshare --pid --fork --mount-proc, without the process in between
+// whose child would have to be looked for). Done as unshare(CLONE_NEWPID),
+// fork and setns back, not as one clone(CLONE_NEWPID | CLONE_NEWNS): qemu-user
+// refuses namespace flags in clone (EINVAL), not in unshare and setns.
+pid_t ForkInit(bool pid1) {
+  if (!pid1) return ::fork();
+  UniqueFd own(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
+  if (!own.valid() || ::unshare(CLONE_NEWPID) < 0) return -1;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) < 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0 ||
+        ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0) {
+      ::_exit(125);
+    }
+    return 0;
+  }
+  int saved = errno;
+  // Our later children are born in our own namespace again.
+  if (::setns(own.get(), CLONE_NEWPID) < 0) {
+    std::perror("init_cases: setns back to our PID namespace");
+    std::abort();
+  }
+  errno = saved;
+  return pid;
+}
+
 
 std::string SigprobePath() {
   const char* env = std::getenv("SIGPROBE");

@@ -37,6 +37,10 @@ struct InitCase {
 /// All cases, in a stable order.
 const std::vector<InitCase>& AllCases();
 
+/// Like fork, but with `pid1` the child is PID 1 of a new PID namespace
+/// with its own /proc (and a private mount namespace). -1 on failure.
+pid_t ForkInit(bool pid1);
+
 /// The sigprobe binary.
 std::string SigprobePath();
 
