@@ -236,13 +236,28 @@ class Supervisor {
     if (main_status_) killed_at_ = Clock::now();
   }
 
-  // After the command exited: true once nothing is left below us.
+  // After the command exited: true once nothing is left below us, and
+  // every child reaped.
   bool Settle() {
     Reap();
     if (!HaveChildren()) return true;
     // One scan of /proc per wake-up.
     std::vector<pid_t> left = Descendants(::getpid());
-    if (left.empty()) return true;
+    if (left.empty()) {
+      // Children are left that /proc shows as dead (exiting, or zombies
+      // re-parented to us since the reap above): each one's SIGCHLD wakes
+      // us to reap it, so that none is left to whoever inherits them (our
+      // parent, when agent-init is a subreaper). Bounded, for a /proc that
+      // shows nothing at all.
+      if (!dying_since_) dying_since_ = Clock::now();
+      if (Clock::now() - *dying_since_ >= kKillWait) {
+        log::Warn("giving up waiting for children that /proc does not show");
+        return true;
+      }
+      if (!deadline_) deadline_ = *dying_since_ + kKillWait;
+      return false;
+    }
+    dying_since_.reset();
     if (!sweep_started_) {
       sweep_started_ = true;
       // A grace period a SIGTERM already started keeps running, not anew.
@@ -266,6 +281,7 @@ class Supervisor {
   std::optional<Clock::time_point> deadline_;
   std::optional<Clock::time_point> killed_at_;
   bool sweep_started_ = false;
+  std::optional<Clock::time_point> dying_since_;  // children left that /proc shows none of
   std::set<pid_t> termed_;  // already sent SIGTERM by a sweep
 };
 

@@ -2,6 +2,7 @@
 // PID 1 of a fresh PID namespace and as a child subreaper.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "home_fixture.h"
 #include "init_cases.h"
 #include "namespace.h"
+#include "process/proc.h"
 #include "temp_dir.h"
 
 namespace agent_init {
@@ -95,6 +97,66 @@ TEST(SuperviseFdsNs, InheritedFdsAreClosedWithoutCloseRange) {
   ::close(err[0]);
   ASSERT_NE(log.find("supervising"), std::string::npos) << log;
   EXPECT_FALSE(kept) << "the supervisor keeps the inherited fd 9 when close_range is ENOSYS";
+}
+
+// As a subreaper (not PID 1: --supervise under a shell or another
+// supervisor) agent-init reaps every descendant before it exits, zombies
+// included, and leaves nothing to its own parent. The parent here is a
+// harness that is itself a subreaper and counts what is re-parented to it
+// after agent-init exited: a process that ignores SIGTERM, killed after the
+// grace period, dies while agent-init settles (README: "every exited child
+// ... is reaped").
+TEST(SuperviseReapNs, NothingIsLeftToTheParentSubreaper) {
+  REQUIRE_MOUNT_NAMESPACE();
+  test::TempDir t;
+  test::Make711Home(t / "home");
+  test::MakeDirs(t / "state");
+  std::string report;
+  for (int round = 1; round <= 4; ++round) {
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    pid_t harness = ::fork();
+    if (harness == 0) {
+      ::close(out[0]);
+      ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+      pid_t init = ::fork();
+      if (init == 0) {
+        int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        std::string bin = test::AgentInitBinary(), home = t / "home", state = t / "state";
+        const char* argv[] = {bin.c_str(), "--home", home.c_str(), "--state", state.c_str(), "--method",
+                              "symlink", "--supervise", "--grace", "0", "--", "/bin/sh", "-c",
+                              "(trap '' TERM; sleep 30) & sleep 0.2; exit 3", nullptr};
+        ::execv(argv[0], const_cast<char**>(argv));
+        ::_exit(127);
+      }
+      int status = 0;
+      ::waitpid(init, &status, 0);
+      // What agent-init left to us: the dead ones, reaped here, and the live ones.
+      int dead = 0;
+      for (;;) {
+        siginfo_t info{};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) break;
+        ++dead;
+      }
+      std::vector<pid_t> alive = Descendants(::getpid());
+      for (pid_t p : alive) ::kill(p, SIGKILL);
+      std::string line = "exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ", " +
+                         std::to_string(dead) + " dead and " + std::to_string(alive.size()) + " live left";
+      (void)!::write(out[1], line.data(), line.size());
+      ::_exit(0);
+    }
+    ::close(out[1]);
+    std::string line;
+    char buf[256];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
+    ::close(out[0]);
+    ::waitpid(harness, nullptr, 0);
+    if (line != "exit 3, 0 dead and 0 live left") report += "round " + std::to_string(round) + ": " + line + "; ";
+  }
+  EXPECT_EQ(report, "");
 }
 
 }  // namespace
