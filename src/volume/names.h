@@ -36,6 +36,7 @@ inline constexpr const char* kChowned = "chowned";
 inline constexpr const char* kSnapshots = "snapshots";
 inline constexpr const char* kSnapshotPartial = ".partial";  // in snapshots/: a copy being made
 inline constexpr const char* kSnapshotOld = ".old";          // in snapshots/: the one being replaced
+inline constexpr const char* kSnapshotOrder = ".order";      // in snapshots/: the order they were taken
 inline constexpr const char* kRestorePartial = "restore.partial";
 inline constexpr const char* kBeforeRestore =
     "before-restore";  // snapshots/before-restore-<time>-<pid>: what a restore replaced

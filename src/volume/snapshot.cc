@@ -41,27 +41,6 @@ Result<void> Rename(const Dir& from, const std::string& a, const Dir& to, const 
   return {};
 }
 
-// Names a snapshot directory with the time it was taken: its mtime.
-void Stamp(const Dir& snapshots, const std::string& name) {
-  struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
-  ::utimensat(snapshots.fd(), name.c_str(), now, AT_SYMLINK_NOFOLLOW);
-}
-
-Result<void> Prune(const Volume& volume, int keep) {
-  auto list = ListSnapshots(volume);
-  if (!list) return std::unexpected(list.error());
-  if (static_cast<int>(list->size()) <= keep) return {};
-  auto snapshots = volume.bookkeeping().OpenSub(kSnapshots);
-  if (!snapshots) return std::unexpected(snapshots.error());
-  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < list->size(); ++i) {
-    auto removed = RemoveEntry(*snapshots, (*list)[i].name);
-    if (!removed) return std::unexpected(removed.error());
-    FaultPoint("snapshot prune");
-    log::Info("removed an old snapshot", {{"snapshot", snapshots->PathOf((*list)[i].name)}});
-  }
-  return {};
-}
-
 // What a copy of a run directory may be, on btrfs.
 enum class Into {
   kDirectory,            // a plain directory: the state layout's data/run, the agent's own directory
@@ -138,7 +117,6 @@ Result<void> Publish(const Dir& snapshots, const std::string& name, const Dir* s
     }
     auto published = Rename(snapshots, kSnapshotPartial, snapshots, name);
     if (!published) return published;
-    Stamp(snapshots, name);
     auto synced = SyncDir(snapshots);
     if (!synced) return synced;
     FaultPoint("snapshot publish");
@@ -153,7 +131,6 @@ Result<void> Swap(const Dir& parent, const Dir& aidir, const Dir& snapshots, con
   if (ExistsIn(parent, kRun)) {
     auto moved = Rename(parent, kRun, snapshots, saved);
     if (!moved) return moved;
-    Stamp(snapshots, saved);
     FaultPoint("restore save current");
   }
   auto restored = Rename(aidir, kRestorePartial, parent, kRun);
@@ -192,12 +169,16 @@ Result<void> RunPhase(Journal& journal, Intent& intent, std::string_view phase, 
   return journal.Write(intent);
 }
 
-// The last phase of both changes: the snapshots beyond `keep` go.
-Result<void> PrunePhase(const Volume& volume, Journal& journal, const Intent& intent) {
+// The last phase of both changes: `newest` (the snapshot taken, or the run
+// directory a restore replaced) is recorded as the newest snapshot, then
+// the snapshots beyond `keep` go. Both may run again after a crash.
+Result<void> PrunePhase(const Volume& volume, const Dir& snapshots, Journal& journal, const Intent& intent,
+                        const std::string& newest) {
   if (intent.phase != "prune") {
     return Fail(Kind::kLayout,
                 "journal " + Q(journal.Path()) + ": unknown " + intent.op + " phase " + Q(intent.phase));
   }
+  if (auto recorded = RecordNewest(snapshots, newest); !recorded) return recorded;
   return Prune(volume, KeepFrom(intent));
 }
 
@@ -253,7 +234,7 @@ Result<void> RunSnapshot(Intent intent, Volume& volume, CopyStats* stats = nullp
     return Publish(*snapshots, intent.id, &*parent);
   });
   if (!published) return published;
-  if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
+  if (auto pruned = PrunePhase(volume, *snapshots, journal, intent, intent.id); !pruned) return pruned;
   return journal.Clear();
 }
 
@@ -276,7 +257,7 @@ Result<void> RunRestore(Intent intent, Volume& volume) {
     return Swap(*parent, aidir, *snapshots, saved);
   });
   if (!swapped) return swapped;
-  if (auto pruned = PrunePhase(volume, journal, intent); !pruned) return pruned;
+  if (auto pruned = PrunePhase(volume, *snapshots, journal, intent, saved); !pruned) return pruned;
   // The state belongs to the restored version again: its next start takes
   // no snapshot, another version's snapshots it under its own name. Inside
   // the journaled change, so that a crash cannot leave the history saying
@@ -293,32 +274,6 @@ Result<void> RunRestore(Intent intent, Volume& volume) {
 }
 
 }  // namespace
-
-Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume) {
-  std::vector<SnapshotInfo> out;
-  auto snapshots = volume.bookkeeping().OpenSub(kSnapshots);
-  if (!snapshots) {
-    if (snapshots.error().err == ENOENT) return out;
-    return std::unexpected(snapshots.error());
-  }
-  auto entries = snapshots->List();
-  if (!entries) return std::unexpected(entries.error());
-  for (const auto& e : *entries) {
-    if (e.name.starts_with('.')) continue;
-    struct stat st;
-    if (::fstatat(snapshots->fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-      continue;
-    out.push_back({e.name, static_cast<std::int64_t>(st.st_mtime)});
-  }
-  std::sort(out.begin(), out.end(), [](const SnapshotInfo& a, const SnapshotInfo& b) {
-    return a.taken != b.taken ? a.taken > b.taken : a.name > b.name;
-  });
-  return out;
-}
-
-std::string SnapshotPath(const Volume& volume, const std::string& name) {
-  return volume.BookkeepingPath(std::string(kSnapshots) + "/" + name);
-}
 
 Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep,
                                    bool subvolume_run) {
@@ -350,41 +305,6 @@ Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::str
   taken.elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   return taken;
-}
-
-std::string_view ReflinkWord(const CopyStats& copy) {
-  if (copy.subvolume) return "yes";
-  if (copy.reflinked == 0) return copy.data_files == 0 ? "nothing to share" : "no";
-  return copy.reflinked == copy.data_files ? "yes" : "partly";
-}
-
-std::string_view ReflinkOf(std::string_view fs) {
-  if (fs == "btrfs") return "yes; subvolume snapshots, at once, from the first version change on";
-  if (fs == "xfs") return "yes if made with reflink=1 (the default since xfsprogs 5.1)";
-  if (fs == "ext4" || fs == "tmpfs" || fs == "overlay") return "no: snapshots are full copies";
-  return "unknown (each snapshot's log line says)";
-}
-
-void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,
-                      const SnapshotTaken& taken) {
-  char mib[32];
-  std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(taken.copy.bytes) / (1 << 20));
-  // A subvolume snapshot walks no file: there is nothing to count.
-  if (taken.copy.subvolume) {
-    log::Info(message, {{"snapshot", SnapshotPath(volume, name)},
-                        {"method", "subvolume snapshot"},
-                        {"reflink", std::string(ReflinkWord(taken.copy))},
-                        {"filesystem", taken.filesystem},
-                        {"ms", std::to_string(taken.elapsed.count())}});
-    return;
-  }
-  log::Info(message, {{"snapshot", SnapshotPath(volume, name)},
-                      {"method", "copy"},
-                      {"files", std::to_string(taken.copy.files)},
-                      {"MiB", mib},
-                      {"reflink", std::string(ReflinkWord(taken.copy))},
-                      {"filesystem", taken.filesystem},
-                      {"ms", std::to_string(taken.elapsed.count())}});
 }
 
 Result<void> RestoreSnapshot(Volume& volume, Layout layout, const std::string& name,

@@ -13,29 +13,10 @@
 #include "base/tree.h"
 #include "config.h"
 #include "volume/journal.h"
+#include "volume/snapshot_list.h"
 #include "volume/volume.h"
 
 namespace agent_init {
-
-struct SnapshotInfo {
-  std::string name;
-  std::int64_t taken = 0;  // seconds since the epoch (the directory's mtime)
-};
-
-/// Snapshots, newest first. Work-in-progress entries (dot names) are not
-/// listed. An absent snapshots directory is an empty list.
-Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume);
-
-/// The display path of snapshot `name`.
-std::string SnapshotPath(const Volume& volume, const std::string& name);
-
-/// What a snapshot copied, on which filesystem, and how long it took
-/// (journal, copy, syncfs, publish and prune).
-struct SnapshotTaken {
-  CopyStats copy;
-  std::string filesystem;  // sys::FilesystemName of the volume
-  std::chrono::milliseconds elapsed{0};
-};
 
 /// Copies `layout`'s run directory to snapshots/<name>, replacing an older
 /// snapshot of that name only once the new one is complete, then keeps the
@@ -47,22 +28,6 @@ struct SnapshotTaken {
 /// snapshot.
 Result<SnapshotTaken> TakeSnapshot(Volume& volume, Layout layout, const std::string& name, int keep,
                                    bool subvolume_run = false);
-
-/// "yes" when every file's data was shared with the original (FICLONE), "no"
-/// when none was, "partly" in between ("nothing to share" without data).
-std::string_view ReflinkWord(const CopyStats& copy);
-
-/// Whether snapshots on filesystem `fs` (sys::FilesystemName) share the
-/// state's extents: "yes; subvolume snapshots" (btrfs), "yes if made with
-/// reflink=1" (XFS; the
-/// default since xfsprogs 5.1), "no" (full copies: ext4, tmpfs, overlay),
-/// "unknown" (each snapshot's log line tells).
-std::string_view ReflinkOf(std::string_view fs);
-
-/// The log line of a snapshot taken: its path, files, MiB, reflink,
-/// filesystem and milliseconds.
-void LogSnapshotTaken(std::string_view message, const Volume& volume, const std::string& name,
-                      const SnapshotTaken& taken);
 
 /// Puts snapshots/<name> back as `layout`'s run directory; the current run
 /// directory becomes the snapshot `saved_as`. The caller holds the volume lock.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -269,8 +270,25 @@ class FaultVolume : public ::testing::Test {
            "vault there: " + test::ReadFile(S() + config + "/vault/.seed") +
            "\naction store there: " + test::ReadFile(S() + home + "/action_store.yml");
   }
+  // The snapshots, the order recorded for them (newest last; the times
+  // differ from run to run) and the run directory.
   std::string Snapshots() {
-    return test::TreeDigest(S() + "/.agent-init/snapshots") + "run:\n" + test::TreeDigest(S() + "/run") +
+    std::string snaps = S() + "/.agent-init/snapshots";
+    std::string tree = test::TreeDigest(snaps), kept;
+    std::istringstream lines(tree);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.starts_with(".order ")) kept += line + "\n";
+    std::map<unsigned long, std::string> order;
+    std::istringstream recorded(test::Exists(snaps + "/.order") ? test::ReadFile(snaps + "/.order") : "");
+    for (std::string line; std::getline(recorded, line);) {
+      // "snapshot <sequence>%20<taken>%20<name>"
+      size_t a = line.find(' '), b = line.find("%20"), c = line.find("%20", b + 3);
+      if (a == std::string::npos || c == std::string::npos) return "unreadable order: " + line;
+      order[std::stoul(line.substr(a + 1, b - a - 1))] = line.substr(c + 3);
+    }
+    std::string names;
+    for (const auto& [seq, name] : order) names += " " + name;
+    return kept + "order:" + names + "\nrun:\n" + test::TreeDigest(S() + "/run") +
            "leftovers: " + (test::Exists(S() + "/.agent-init/journal") ? "journal" : "") + "\n";
   }
   bool btrfs_ = false;

@@ -102,6 +102,59 @@ TEST(Snapshot, ReplacesASnapshotOfTheSameNameAndPrunesToKeep) {
   EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/snapshots/.old"));
 }
 
+// The clock stepped back after two snapshots were taken (their directories'
+// times are ahead of it now: an NTP correction, a node whose clock was
+// ahead). The snapshot taken next is still the newest, and the oldest goes:
+// the order is the one recorded, not the directories' times.
+TEST(Snapshot, TheOrderTakenSurvivesAClockSteppedBack) {
+  SnapFixture f;
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "a", 2));
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "b", 2));
+  f.Age("a", -7200);  // "taken" two hours ahead of today's clock
+  f.Age("b", -3600);
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "c", 2));
+  EXPECT_TRUE(test::Exists(f.t / "state/.agent-init/snapshots/c")) << "the snapshot just taken was pruned";
+  EXPECT_FALSE(test::Exists(f.t / "state/.agent-init/snapshots/a")) << "the oldest goes";
+  auto list = ListSnapshots(f.volume());
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "c");
+  EXPECT_EQ((*list)[1].name, "b");
+  // A restore's saved run directory is the newest after it.
+  ASSERT_TRUE(RestoreSnapshot(f.volume(), Layout::kRun, "b", "before-restore-x", 2));
+  list = ListSnapshots(f.volume());
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "before-restore-x");
+  EXPECT_EQ((*list)[1].name, "c");
+}
+
+// Snapshots from before the order was recorded rank after the recorded
+// ones, by their times; an order that cannot be read falls back to the
+// times, and the next snapshot records a fresh one.
+TEST(Snapshot, UnrecordedSnapshotsRankByTimeAfterTheRecordedOnes) {
+  SnapFixture f;
+  test::MakeDirs(f.t / "state/.agent-init/snapshots/old-1");
+  test::MakeDirs(f.t / "state/.agent-init/snapshots/old-2");
+  f.Age("old-1", 200);
+  f.Age("old-2", 100);
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "new", 5));
+  auto list = ListSnapshots(f.volume());
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].name, "new");
+  EXPECT_EQ((*list)[1].name, "old-2");
+  EXPECT_EQ((*list)[2].name, "old-1");
+  test::WriteFile(f.t / "state/.agent-init/snapshots/.order", "garbage");
+  list = ListSnapshots(f.volume());
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->size(), 3u);
+  ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "newer", 5));
+  list = ListSnapshots(f.volume());
+  ASSERT_TRUE(list);
+  EXPECT_EQ((*list)[0].name, "newer");
+}
+
 TEST(Snapshot, RestorePutsItBackAndKeepsTheCurrentRun) {
   SnapFixture f;
   ASSERT_TRUE(TakeSnapshot(f.volume(), Layout::kRun, "elastic-agent-aaaaaa", 3));
