@@ -179,7 +179,11 @@ Result<Dir> Dir::Walk(std::string_view rel, std::optional<mode_t> create) const 
       if (!create) return SysFail(ENOENT, "open " + Q(shown), Kind::kLayout);
       // mkdirat never follows a symlink planted at `name`: it fails with
       // EEXIST and the open below refuses it.
-      if (::mkdirat(cur, name.c_str(), *create) < 0 && errno != EEXIST) {
+      if (::mkdirat(cur, name.c_str(), *create) == 0) {
+        // The new name durable before anything is put below it: what a
+        // crash keeps of a directory whose own name it lost is nothing.
+        if (sys::Fsync(cur) < 0 && errno != EINVAL) return SysFail(errno, "sync " + Q(PathOf(rel)));
+      } else if (errno != EEXIST) {
         int err = errno;
         return SysFail(err, "create directory " + Q(shown));
       }

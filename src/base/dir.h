@@ -40,7 +40,8 @@ class Dir {
   /// error is made for that: the common answer where it is asked at every start).
   Result<std::optional<Dir>> OpenSubIfAny(std::string_view name) const;
 
-  /// Like OpenSub, but creates missing components with `mode`.
+  /// Like OpenSub, but creates missing components with `mode`, each one
+  /// durable (its parent fsynced) before the next is made below it.
   Result<Dir> MakeSub(std::string_view rel, mode_t mode) const;
 
   /// Opens a regular file beneath this directory (O_CLOEXEC added). A

@@ -80,7 +80,13 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
     if (!removed) return std::unexpected(removed.error());
     FaultPoint("migrate collect remove");
   }
-  return {};
+  // The renames into `incoming` durable, both sides, before the journal
+  // moves on to merge: recovery never goes back to collect, and an entry
+  // whose rename a power loss undid would stay behind in the old run
+  // directory (within the volume: a layout change). The image's side is
+  // another filesystem, synced all the same.
+  if (auto synced = SyncDir(*incoming); !synced) return synced;
+  return SyncDir(image_run);
 }
 
 struct MergeCtx {
@@ -213,7 +219,9 @@ Result<MigrationResult> RunPhases(const Intent& start, const Dir* image_run, con
   // before the journal is cleared, so that a crash cannot leave it.
   if (auto from_rel = Lookup(intent.args, "volume-from")) {
     Layout from = *from_rel == Volume::RunRel(Layout::kState) ? Layout::kState : Layout::kRun;
-    if (auto parent = volume.OpenRunParent(from); parent) ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
+    if (auto parent = volume.OpenRunParent(from); parent && ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR) == 0) {
+      if (auto synced = SyncDir(*parent); !synced) return std::unexpected(synced.error());
+    }
   }
   auto cleared = journal.Clear();
   if (!cleared) return std::unexpected(cleared.error());

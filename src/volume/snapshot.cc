@@ -121,7 +121,12 @@ Result<void> Publish(const Dir& snapshots, const std::string& name, const Dir* s
     if (!synced) return synced;
     FaultPoint("snapshot publish");
   }
-  return RemoveEntry(snapshots, kSnapshotOld);
+  // Gone for good before the journal moves on: after a power loss a .old
+  // that came back would stay, a whole copy of the state, with no journal
+  // entry left to remove it.
+  if (!ExistsIn(snapshots, kSnapshotOld)) return {};
+  if (auto removed = RemoveEntry(snapshots, kSnapshotOld); !removed) return removed;
+  return SyncDir(snapshots);
 }
 
 // Phase swap of a restore: the current run goes to snapshots/<saved>, the

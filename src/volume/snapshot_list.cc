@@ -124,7 +124,8 @@ Result<void> Prune(const Volume& volume, int keep) {
     FaultPoint("snapshot prune");
     log::Info("removed an old snapshot", {{"snapshot", snapshots->PathOf((*list)[i].name)}});
   }
-  return {};
+  // Gone for good before the journal is cleared.
+  return SyncDir(*snapshots);
 }
 
 std::string SnapshotPath(const Volume& volume, const std::string& name) {
