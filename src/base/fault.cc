@@ -2,7 +2,9 @@
 
 #ifdef AGENT_INIT_FAULT_INJECTION
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +45,13 @@ void TestHook(std::string_view step, std::string_view path) {
   int status = 0;
   while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+}
+
+void AnnounceSyncfs(int fd) {
+  const char* name = std::getenv("AGENT_INIT_TEST_SYNCFS_NAME");
+  if (name == nullptr) return;
+  struct stat st;
+  ::fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW);
 }
 
 bool TestSwitch(std::string_view name) {

@@ -20,10 +20,16 @@ bool TestSwitch(std::string_view name);
 /// time (an entry swapped between two system calls) made certain. The
 /// command finds `path` (what the step is at) in AGENT_INIT_TEST_HOOK_PATH.
 void TestHook(std::string_view step, std::string_view path = {});
+/// After a syncfs(2) of the filesystem that holds the directory `fd`: a
+/// lookup of the name AGENT_INIT_TEST_SYNCFS_NAME in it. FUSE does not pass
+/// syncfs on (the kernel asks only virtiofs), and the power-loss test
+/// filesystem (tests/support/powerfs) learns of it this way.
+void AnnounceSyncfs(int fd);
 #else
 inline void FaultPoint(std::string_view) {}
 inline bool TestSwitch(std::string_view) { return false; }
 inline void TestHook(std::string_view, std::string_view = {}) {}
+inline void AnnounceSyncfs(int) {}
 #endif
 
 }  // namespace agent_init
