@@ -115,6 +115,8 @@ Result<void> Carry(Volume& volume, const CarryRequest& r) {
   if (auto cleared = RemoveEntry(volume.bookkeeping(), names::kCarry); !cleared) return cleared;
   auto work = volume.bookkeeping().MakeSub(names::kCarry, 0700);
   if (!work) return std::unexpected(work.error());
+  // From the volume or from a CONFIG_PATH outside it alike: the agent
+  // wrote both, not the image's author, and its files have one name each.
   for (const auto& name : r.names) {
     auto copied = CopyEntry(*r.from, name, *work, name);
     if (!copied) return std::unexpected(Wrap(copied.error(), "carry " + Q(r.from->PathOf(name)) + " onto the volume"));

@@ -170,6 +170,8 @@ Result<void> Merge(const Dir& from, const Dir& into, const std::string& rel, Mer
     if (sys::RenameNoReplace(from.fd(), name, aside->fd(), name) < 0) {
       return SysFail(errno, "move " + Q(from.PathOf(e.name)) + " to " + Q(aside->path()));
     }
+    // Kept for good: the journal may be cleared before `into` is synced again.
+    if (auto synced = SyncDir(*aside); !synced) return synced;
     FaultPoint("migrate merge conflict");
     std::string kept = aside->PathOf(e.name);
     log::Warn("the volume and the image both hold this state; kept the volume's copy",

@@ -151,6 +151,10 @@ Result<void> HandOver(const Volume& volume, const std::vector<const Dir*>& trees
                                     {"owner", std::to_string(user.uid) + ":" + std::to_string(user.gid)}});
       }
     }
+    // The owners on the disk before the marker that says so: a power loss
+    // must not keep the marker and lose the chowns, which the next start
+    // would then never make.
+    if (auto synced = SyncFilesystem(aidir); !synced) return synced;
     auto marked = WriteChownedMarker(aidir, user);
     if (!marked) return marked;
   }

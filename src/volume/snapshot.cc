@@ -202,6 +202,9 @@ std::unexpected<Error> RollBackCopy(Error e, const Dir& parent, const Dir& snaps
   if (auto removed = RemoveEntry(snapshots, kSnapshotPartial); !removed) {
     removed_partial = false;
     log::Warn("could not remove the partial snapshot", {{"error", removed.error().msg}});
+  } else if (auto synced = SyncDir(snapshots); !synced) {
+    // Not cleared: the next start removes the copy again.
+    log::Warn("could not sync the snapshots directory", {{"error", synced.error().msg}});
   } else if (auto cleared = volume.journal().Clear(); !cleared) {
     log::Warn("could not clear the journal", {{"error", cleared.error().msg}});
   }
@@ -359,6 +362,11 @@ Result<void> ResumeSnapshotChange(const Intent& intent, Volume& volume) {
     auto removed = intent.op == kOpSnapshot ? RemoveEntry(*snapshots, kSnapshotPartial)
                                             : RemoveEntry(aidir, kRestorePartial);
     if (!removed) return removed;
+    // Gone for good before the journal is (a restore's copy is in the
+    // directory of the journal, synced with it).
+    if (intent.op == kOpSnapshot) {
+      if (auto synced = SyncDir(*snapshots); !synced) return synced;
+    }
     log::Warn("rolled back an interrupted change", {{"change", intent.op}, {"id", intent.id}});
     return volume.journal().Clear();
   }

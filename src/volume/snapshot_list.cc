@@ -93,6 +93,10 @@ Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume) {
 }
 
 Result<void> RecordNewest(const Dir& snapshots, const std::string& name) {
+  // A restore of a volume without a run directory saved nothing.
+  auto there = snapshots.Stat(name);
+  if (!there) return std::unexpected(there.error());
+  if (!*there) return {};
   std::vector<Recorded> order = ReadOrder(snapshots);
   std::uint64_t last = 0;
   for (const Recorded& r : order) last = std::max(last, r.sequence);
@@ -102,7 +106,7 @@ Result<void> RecordNewest(const Dir& snapshots, const std::string& name) {
   Record record;
   for (const Recorded& r : order) {
     auto st = snapshots.Stat(r.name);
-    if (r.name == name || !st || !*st) continue;  // replaced below, or gone
+    if (r.name == name || (st && !*st)) continue;  // replaced below, or gone
     record.push_back({"snapshot", std::to_string(r.sequence) + " " + std::to_string(r.taken) + " " + r.name});
   }
   record.push_back(

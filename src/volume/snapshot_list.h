@@ -21,20 +21,24 @@ namespace agent_init {
 
 struct SnapshotInfo {
   std::string name;
-  std::int64_t taken = 0;      // seconds since the epoch: when it was recorded, else its directory's mtime
-  std::uint64_t sequence = 0;  // its place in the order taken; 0 for one taken before the order was recorded
+  // Seconds since the epoch: when it was recorded; without a record, its
+  // directory's mtime (when it was taken, for a snapshot from before the
+  // order was recorded; a copy keeps the run directory's own).
+  std::int64_t taken = 0;
+  std::uint64_t sequence = 0;  // its place in the order taken; 0 without a record
 };
 
 /// Snapshots, newest first: those with a recorded sequence by it, then
-/// those without one (taken by an agent-init before 2026-12-07) by their
-/// directories' mtimes. Work-in-progress entries (dot names) are not
-/// listed. An absent snapshots directory is an empty list.
+/// those without one (taken by an agent-init before 2026-12-07, or all of
+/// them when the record cannot be read) by their directories' mtimes.
+/// Work-in-progress entries (dot names) are not listed. An absent
+/// snapshots directory is an empty list.
 Result<std::vector<SnapshotInfo>> ListSnapshots(const Volume& volume);
 
 /// Records `name` in `snapshots` as the newest snapshot, and forgets the
 /// ones that are gone: the record is replaced (new file, fsync, rename,
 /// fsync of the directory). Nothing is written when `name` is the newest
-/// already, so recovery may run it again.
+/// already, or is not there, so recovery may run it again.
 Result<void> RecordNewest(const Dir& snapshots, const std::string& name);
 
 /// Removes the snapshots beyond the newest `keep`.
