@@ -76,6 +76,19 @@ int Report(const Error& e) {
   return code;
 }
 
+// A SIGTERM or SIGINT that came while the volume was prepared (the volume
+// is consistent: every change to it finished): the exit code 128+N, and the
+// command does not start.
+std::optional<int> StopIfAsked() {
+  int sig = agent_init::TakeStopSignal();
+  if (sig == 0) return std::nullopt;
+  Error stopped = agent_init::MakeError(
+      Kind::kBusy, 0,
+      "stopped by " + agent_init::SignalName(sig) + " before the command started; the volume is ready for the next start");
+  stopped.stopped_by = sig;
+  return Report(stopped);
+}
+
 int UsageError(const std::string& msg, const std::string& hint = {}) {
   std::string text = hint.empty() ? msg : msg + "\n  " + hint;
   std::fprintf(stderr, "agent-init: %s\nRun 'agent-init --help' for usage.\n", text.c_str());
@@ -387,6 +400,13 @@ int main(int argc, char** argv) {
       ParseLevel(cli.log_level));
 
   if (auto refused = agent_init::RefuseSetuidStart(); !refused) return Report(refused.error());
+  // Only a start that runs the agent (or prepares for it) takes its signals
+  // itself; inspect, restore and eject are a command an operator runs, which
+  // SIGINT and SIGTERM stop as they stop any (a restore or eject cut short
+  // is finished by the journal at the next start).
+  if (config.mode == Mode::kInspect || config.mode == Mode::kRestore || config.mode == Mode::kEject) {
+    agent_init::RestoreSignals(caller);
+  }
 
   if (config.mode == Mode::kInspect) {
     agent_init::InspectReport report = agent_init::Inspect(config, cli.command);
@@ -422,17 +442,7 @@ int main(int argc, char** argv) {
 
   auto prepared = agent_init::Prepare(config, user, cli.command);
   if (!prepared) return Report(prepared.error());
-  // A SIGTERM or SIGINT that came while the volume was prepared: the
-  // volume is consistent (every change to it finished), the command does
-  // not start.
-  if (int sig = agent_init::TakeStopSignal(); sig != 0) {
-    Error stopped = agent_init::MakeError(Kind::kBusy, 0,
-                                          "stopped by " + agent_init::SignalName(sig) +
-                                              " before the command started; the volume is ready for the next start");
-    stopped.stopped_by = sig;
-    return Report(stopped);
-  }
-  if (config.mode == Mode::kPrepare) return 0;  // the lock is released on exit
+  if (config.mode == Mode::kPrepare) return StopIfAsked().value_or(0);  // the lock is released on exit
 
   for (const auto& change : prepared->environment) {
     if (change.value) {
@@ -442,6 +452,8 @@ int main(int argc, char** argv) {
     }
   }
   if (config.mode == Mode::kSupervise) {
+    // From here the supervisor forwards what comes to the command.
+    if (auto stopped = StopIfAsked()) return *stopped;
     agent_init::SuperviseOptions options{cli.grace,           cli.signal_group,          std::move(*signal_map),
                                          {prepared->lock.fd()}, prepared->watcher.get(), caller};
     auto status = agent_init::Supervise(cli.command, user, options);
@@ -453,6 +465,9 @@ int main(int argc, char** argv) {
   // The agent keeps holding the volume lock: the fd survives the exec.
   prepared->lock.ReleaseToExec();
   agent_init::log::Flush();
+  // The last look, right before the caller's mask comes back: as PID 1 a
+  // SIGTERM pending then would be dropped by the kernel on the way to exec.
+  if (auto stopped = StopIfAsked()) return *stopped;
   agent_init::RestoreSignals(caller);
   return Report(agent_init::ExecCommand(cli.command, environ));
 }

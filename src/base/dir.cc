@@ -98,7 +98,11 @@ int OpenDirNoFollow(int dirfd, const char* name) {
     how.resolve = RESOLVE_NO_SYMLINKS;
     long fd = ::syscall(SYS_openat2, dirfd, name, &how, sizeof how);
     if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) {
-      if (fd < 0) TestHook("directory open refused", name);
+      if (fd < 0) {
+        int err = errno;
+        TestHook("directory open refused", name);
+        errno = err;
+      }
       return static_cast<int>(fd);
     }
     g_openat2.store(false, std::memory_order_relaxed);

@@ -44,15 +44,17 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
 }
 
 std::vector<pid_t> Descendants(pid_t root) {
-  std::multimap<pid_t, pid_t> children;  // ppid -> pid
+  std::multimap<pid_t, ProcStat> children;  // ppid -> the child
   DIR* d = ::opendir("/proc");
   if (d == nullptr) return {};
   while (struct dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     auto st = ReadProcStat(static_cast<pid_t>(std::atoi(e->d_name)));
-    if (st && st->state != 'Z' && st->state != 'X') children.emplace(st->ppid, st->pid);
+    if (st) children.emplace(st->ppid, *st);
   }
   ::closedir(d);
+  // Walked through zombies too (a thread-group leader that exited while its
+  // threads run shows as one, its children below it), listed without them.
   std::vector<pid_t> out;
   std::vector<pid_t> todo{root};
   while (!todo.empty()) {
@@ -60,8 +62,8 @@ std::vector<pid_t> Descendants(pid_t root) {
     todo.pop_back();
     auto [lo, hi] = children.equal_range(p);
     for (auto it = lo; it != hi; ++it) {
-      out.push_back(it->second);
-      todo.push_back(it->second);
+      if (it->second.state != 'Z' && it->second.state != 'X') out.push_back(it->second.pid);
+      todo.push_back(it->second.pid);
     }
   }
   return out;

@@ -14,6 +14,7 @@
 
 #include "base/atomic_file.h"
 #include "base/clock.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/sys.h"
 #include "process/signals.h"
@@ -70,7 +71,7 @@ namespace {
 // lock is tried again at least every second all the same.
 class LockWait {
  public:
-  LockWait(int lock_fd) {
+  explicit LockWait(int lock_fd) {
     in_.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
     if (in_.valid() && ::inotify_add_watch(in_.get(), sys::ProcFdPath(lock_fd).c_str(),
                                            IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) < 0) {
@@ -102,13 +103,19 @@ class LockWait {
   // How long to sleep at most between tries: a second with inotify (for a
   // holder it cannot see), else backing off from 20 ms to 250 ms.
   std::chrono::milliseconds NextPause() {
+    if (timer_off_) return std::chrono::hours(1);
     if (in_.valid()) return std::chrono::seconds(1);
     auto now = pause_;
     pause_ = std::min(pause_ * 2, std::chrono::milliseconds(250));
     return now;
   }
 
+  // A test build's switch: nothing but the events ends the wait (the
+  // timeout aside), so that a test shows the release wakes it.
+  bool timer_off() const { return timer_off_; }
+
  private:
+  const bool timer_off_ = TestSwitch("LOCK_WAIT_WITHOUT_TIMER");
   UniqueFd in_;       // -1 when there is none (the per-user limit, a filesystem without it)
   UniqueFd signals_;  // -1 when signalfd failed: the wait ends at its timeout only
   std::chrono::milliseconds pause_{20};
@@ -154,7 +161,8 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
                  {"timeout", std::to_string(timeout_seconds) + "s"}});
       next_report = now + std::chrono::seconds(10);
     }
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, next_report) - now);
+    auto until = wait->timer_off() ? deadline : std::min(deadline, next_report);
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
     if (int sig = wait->Sleep(std::min(wait->NextPause(), left)); sig != 0) {
       Error e = MakeError(Kind::kBusy, 0,
                           "stopped by " + SignalName(sig) + " while waiting for the volume: its lock " +
