@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 namespace agent_init::test {
@@ -43,9 +45,15 @@ std::string PowerFs::Mount() {
   daemon_ = ::fork();
   if (daemon_ == 0) {
     // Only these: a pipe of the test's left open here would never end.
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
     ::dup2(err[1], 2);
     ::dup2(ready[1], 3);
     ::syscall(SYS_close_range, 4, ~0U, 0);
+    // A test that ends without unmounting (a failed assertion) takes it
+    // along: SIGTERM ends the session, and powerfs unmounts and exits.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     ::setenv("POWERFS_READY_FD", "3", 1);
     std::string bin = PowerFsBinary();
     ::execl(bin.c_str(), bin.c_str(), backing_.c_str(), mountpoint_.c_str(), static_cast<char*>(nullptr));

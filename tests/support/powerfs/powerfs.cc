@@ -115,9 +115,12 @@ std::string ReadAll(int fd) {
   return out;
 }
 
-// A new entry: its kind, target and creation-time metadata are known from
-// now on; its name waits for its directory's fsync.
+// A new entry, given to the caller (the daemon makes it as root): its
+// kind, target and creation-time metadata are known from now on; its name
+// waits for its directory's fsync.
 void Added(const std::string& rel) {
+  const struct fuse_context* caller = fuse_get_context();
+  if (caller != nullptr) ::fchownat(g.root, rel.c_str(), caller->uid, caller->gid, AT_SYMLINK_NOFOLLOW);
   struct stat st {};
   if (!Lstat(rel, st)) return;
   g.meta.emplace(st.st_ino, MetaOf(st));
@@ -153,14 +156,40 @@ void Apply(const Op& op) {
   }
 }
 
-// fsync of a directory: the changes of its names become durable, in order.
+bool TwoSided(const Op& op) { return op.kind == Op::kRename || op.kind == Op::kExchange; }
+
+// Whether `a` and `b` change the same name of the same directory: then
+// `a`, the earlier, goes to the disk with `b` (a name the disk gets moved
+// or removed was first made there, as every filesystem orders them).
+bool SameName(const Op& a, const Op& b) {
+  auto names = [](const Op& op) {
+    std::vector<std::pair<ino_t, std::string>> out{{op.parent1, op.name1}};
+    if (TwoSided(op)) out.push_back({op.parent2, op.name2});
+    return out;
+  };
+  for (const auto& x : names(a))
+    for (const auto& y : names(b))
+      if (x == y) return true;
+  return false;
+}
+
+// fsync of a directory: the changes of its names become durable, in order,
+// with the earlier changes of the same names they build on.
 void SyncDirectory(ino_t dir) {
+  std::vector<bool> durable(g.pending.size(), false);
+  for (size_t i = g.pending.size(); i-- > 0;) {
+    const Op& op = g.pending[i];
+    if (op.parent1 == dir || (TwoSided(op) && op.parent2 == dir)) durable[i] = true;
+    if (!durable[i]) continue;
+    for (size_t j = 0; j < i; ++j)
+      if (SameName(g.pending[j], op)) durable[j] = true;
+  }
   std::vector<Op> left;
-  for (const Op& op : g.pending) {
-    if (op.parent1 == dir || (op.parent2 == dir && (op.kind == Op::kRename || op.kind == Op::kExchange))) {
-      Apply(op);
+  for (size_t i = 0; i < g.pending.size(); ++i) {
+    if (durable[i]) {
+      Apply(g.pending[i]);
     } else {
-      left.push_back(op);
+      left.push_back(g.pending[i]);
     }
   }
   g.pending = std::move(left);
@@ -361,7 +390,7 @@ int Link(const char* from, const char* to) {
   std::string b = Rel(to);
   Trace("link", b);
   if (::linkat(g.root, Rel(from).c_str(), g.root, b.c_str(), 0) < 0) return -errno;
-  Added(b);
+  g.pending.push_back({Op::kAdd, InoOf(Parent(b)), Base(b), 0, {}, InoOf(b)});
   return 0;
 }
 
@@ -522,7 +551,9 @@ int main(int argc, char** argv) {
                        const_cast<char*>("-o"),
                        const_cast<char*>("allow_other,default_permissions,fsname=powerfs,subtype=powerfs"),
                        nullptr};
-  int r = fuse_main(6, fuse_argv, &ops, nullptr);
+  // Its status only tells how the kernel ended the connection (an unmount
+  // may abort it): the power loss below is what counts.
+  int served = fuse_main(6, fuse_argv, &ops, nullptr);
 
   // The power loss: the backing directory becomes what was durable.
   Made made;
@@ -531,7 +562,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   Make(".", g.root_ino, made);
-  std::fprintf(stderr, "powerfs: power lost; kept %zu files (%zu bytes), %zu of them without their data; %zu changes of names were not durable\n",
-               made.files, made.bytes, made.lost_data, g.pending.size());
-  return r;
+  std::fprintf(stderr,
+               "powerfs: power lost; kept %zu files (%zu bytes), %zu of them without their data; %zu changes "
+               "of names were not durable (served until the unmount: status %d)\n",
+               made.files, made.bytes, made.lost_data, g.pending.size(), served);
+  return 0;
 }
