@@ -252,11 +252,7 @@ TEST_F(FaultNs, MigrationFromASymlinkedRunSurvivesACrashAtEveryStep) {
 class FaultVolume : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
-      test::HomeFixture f(t_ / std::string("image-") + vh);
-      f.VersionedHome(vh);
-      f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
-    }
+    test::MakeImages(t_.path(), {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"});
   }
   std::string S() { return btrfs_ ? t_ / "btrfs/state" : powerfs_ ? t_ / "powerfs/state" : t_ / "state"; }
   // In the calling (private) mount namespace: the volume on a btrfs image

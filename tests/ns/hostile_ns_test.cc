@@ -151,11 +151,7 @@ TEST_F(HostileNs, TheChownWalkChownsWhatItOpenedNotWhatTheNameBecame) {
 // the state is as it was. Without a snapshot nothing is copied, and the
 // walk leaves the file alone.
 TEST_F(HostileNs, AHardLinkInTheStateIsNotCopiedIntoASnapshot) {
-  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
-    test::HomeFixture f(t_ / std::string("image-") + vh);
-    f.VersionedHome(vh);
-    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
-  }
+  test::MakeImages(t_.path(), {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"});
   auto start = [&](const char* vh, std::vector<std::string> more = {}) {
     std::vector<std::string> a{"--home", t_ / std::string("image-") + vh, "--state", t_ / "state",
                                "--method", "symlink"};

@@ -57,7 +57,7 @@ struct Case {
   std::vector<std::string> agent_init;      // agent-init's own options
   std::vector<std::string> command;         // after --; @HOME@ and @BIN@ replaced
   std::vector<std::string> env;             // @HOME@ replaced
-  std::vector<std::string> first_command;   // the first container's command, when it differs
+  std::vector<std::string> first_command{};  // the first container's command, when it differs
   bool fleet = false;                       // a Fleet agent: managed, enrolled once
   bool non_root = false;                    // agent-init as 1000 on an 8.12+ home and a volume of 1000's
   bool policy_kept = false;                 // a Fleet agent's action store survives (the last policy)
@@ -170,7 +170,9 @@ TEST_P(IdentityNs, TheAgentIdSurvivesRecreation) {
     EXPECT_EQ(Field(starts[i].out, "vault_key"), Field(starts[0].out, "vault_key")) << starts[i].out;
     EXPECT_EQ(Field(starts[i].out, "starts"), std::to_string(i + 1)) << "component state: " << starts[i].out;
   }
-  if (std::string(c.generation) >= "8") EXPECT_FALSE(Field(starts[0].out, "vault_key").empty());
+  if (std::string(c.generation) >= "8") {
+    EXPECT_FALSE(Field(starts[0].out, "vault_key").empty());
+  }
   if (c.fleet) {
     for (const auto& s : starts) EXPECT_EQ(Field(s.out, "managed"), "true") << s.out << s.err;
     EXPECT_EQ(Enrolments(), 1u) << "one enrolment in all: " << test::ReadFile(t_ / "fleet/agents");
@@ -223,7 +225,7 @@ INSTANTIATE_TEST_SUITE_P(
              {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=1"}, {}, true, false, true},
         Case{"v8_6_non_root_config_path_home", "8.6", k8x, false, {}, kContainer,
              {"CONFIG_PATH=@HOME@", "FLEET_ENROLL=true"}, {}, true, true, true}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // --supervise copies a save onto the volume as it lands, while the agent
 // runs: a container killed then (SIGKILL, a node lost) has it already. The
@@ -269,7 +271,7 @@ TEST_P(IdentitySyncNs, ASaveReachesTheVolumeWhileTheAgentRuns) {
 INSTANTIATE_TEST_SUITE_P(Only, IdentitySyncNs,
                          ::testing::Values(Case{"v7_11_standalone_symlink_supervised", "7.11", k7x, false,
                                                 {"--supervise"}, kRun, {}}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // CONFIG_PATH unset: the agent keeps its identity in STATE_PATH itself, and
 // agent-init must not get in the way. (Not a placement of agent-init's: no
@@ -291,7 +293,7 @@ TEST_P(IdentityOwnNs, TheAgentIdSurvivesRecreation) {
 INSTANTIATE_TEST_SUITE_P(Only, IdentityOwnNs,
                          ::testing::Values(Case{"v8_6_config_path_unset", "8.6", k8x, false, {}, kContainer,
                                                 {"FLEET_ENROLL=true"}, {}, true, false, true}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // 7.x in exec mode without mount permission: nothing that ends at the exec
 // can keep HOME/fleet.yml on the volume (volume/identity.h). The start goes
@@ -310,7 +312,7 @@ TEST_P(IdentityLostNs, ExecModeWithoutMountPermissionWarnsAndLosesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Only, IdentityLostNs,
                          ::testing::Values(Case{"v7_11_standalone_symlink_exec", "7.11", k7x, false, {}, kRun, {}}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // readOnlyRootFilesystem (8.x, ECK's CONFIG_PATH in the read-only home): in
 // each pod an init container, as root, seeds an emptyDir with the image's
@@ -391,7 +393,7 @@ TEST_P(IdentitySeedNs, TheRunLayoutOnAReadOnlyHomeWithoutMountPermissionIs73) {
 INSTANTIATE_TEST_SUITE_P(Only, IdentitySeedNs,
                          ::testing::Values(Case{"v8_15_seed_data_read_only_root", "8.15", k8x, false, {}, kContainer,
                                                 {}, {}, true, true}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace agent_init

@@ -236,11 +236,7 @@ TEST_F(PersistNs, ReadOnlyRootWithMountPermissionBinds) {
 // copy as the running agent has it; once the volume is free, the next start
 // makes the new copy.
 TEST_F(PersistNs, SeedDataIsNotTouchedWhileTheVolumeIsHeld) {
-  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
-    test::HomeFixture f(t_ / std::string("image-") + vh);
-    f.VersionedHome(vh, {"run"});
-    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
-  }
+  test::MakeImages(t_.path(), {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}, {"run"});
   test::MakeDirs(t_ / "seed");
   auto init = [&](const char* vh) {
     return test::AgentInit({"--home", t_ / std::string("image-") + vh, "--state", t_ / "state", "--method",

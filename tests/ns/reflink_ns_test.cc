@@ -261,11 +261,7 @@ TEST_F(BtrfsNs, MigrationIntoASubvolumeRunDirectoryCopiesAcross) {
 // snapshotted and pruned without privileges (an emptied subvolume is removed
 // with rmdir).
 TEST_F(BtrfsNs, SubvolumeSnapshotsWorkForTheAgentsUser) {
-  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb", "elastic-agent-cccccc"}) {
-    test::HomeFixture f(t_ / std::string("image-") + vh);
-    f.VersionedHome(vh);
-    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
-  }
+  test::MakeImages(t_.path(), {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb", "elastic-agent-cccccc"});
   // The images are the agent user's, as the official image's home is.
   ASSERT_EQ(test::Shell("chmod a+rx " + t_.path() + " && chown -R 1000:1000 " + t_ / "image-*"), 0);
   const test::RunAsUser agent{1000, 1000, {1000}};

@@ -284,11 +284,7 @@ TEST_F(SafetyNs, FullVolumeDuringMigrationLosesNothing) {
 // next start meets the same, explained, refusal rather than a volume made
 // full by the last attempt; --keep-snapshots 0 is a way on.
 TEST_F(SafetyNs, FullVolumeOnAVersionChangeLeavesNoPartialSnapshot) {
-  for (const char* vh : {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"}) {
-    test::HomeFixture f(t_ / std::string("image-") + vh);
-    f.VersionedHome(vh);
-    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
-  }
+  test::MakeImages(t_.path(), {"elastic-agent-aaaaaa", "elastic-agent-bbbbbb"});
   auto start = [&](const char* vh, std::vector<std::string> more = {}) {
     std::vector<std::string> a{"--home", t_ / std::string("image-") + vh, "--state", t_ / "state", "--method",
                                "symlink"};

@@ -113,11 +113,8 @@ TEST(SuperviseReapNs, NothingIsLeftToTheParentSubreaper) {
   test::MakeDirs(t / "state");
   std::string report;
   for (int round = 1; round <= 4; ++round) {
-    int out[2];
-    ASSERT_EQ(::pipe(out), 0);
-    pid_t harness = ::fork();
-    if (harness == 0) {
-      ::close(out[0]);
+    // The harness: a child of this test, itself a subreaper.
+    std::string line = test::InChild([&]() -> std::string {
       ::prctl(PR_SET_CHILD_SUBREAPER, 1);
       pid_t init = ::fork();
       if (init == 0) {
@@ -143,17 +140,9 @@ TEST(SuperviseReapNs, NothingIsLeftToTheParentSubreaper) {
       }
       std::vector<pid_t> alive = Descendants(::getpid());
       for (pid_t p : alive) ::kill(p, SIGKILL);
-      std::string line = "exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ", " +
-                         std::to_string(dead) + " dead and " + std::to_string(alive.size()) + " live left";
-      (void)!::write(out[1], line.data(), line.size());
-      ::_exit(0);
-    }
-    ::close(out[1]);
-    std::string line;
-    char buf[256];
-    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
-    ::close(out[0]);
-    ::waitpid(harness, nullptr, 0);
+      return "exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ", " +
+             std::to_string(dead) + " dead and " + std::to_string(alive.size()) + " live left";
+    });
     if (line != "exit 3, 0 dead and 0 live left") report += "round " + std::to_string(round) + ": " + line + "; ";
   }
   EXPECT_EQ(report, "");

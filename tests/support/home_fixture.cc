@@ -56,4 +56,13 @@ HomeFixture MakeSimHome(const std::string& home, const std::string& vh, const st
   return f;
 }
 
+void MakeImages(const std::string& root, const std::vector<std::string>& vhs,
+                const std::vector<std::string>& subdirs) {
+  for (const auto& vh : vhs) {
+    HomeFixture f(root + "/image-" + vh);
+    f.VersionedHome(vh, subdirs);
+    f.HomeSymlink(f.Vh(vh) + "/elastic-agent");
+  }
+}
+
 }  // namespace agent_init::test

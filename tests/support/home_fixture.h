@@ -35,6 +35,12 @@ class HomeFixture {
 HomeFixture MakeSimHome(const std::string& home, const std::string& vh, const std::vector<std::string>& dirs,
                         const std::string& sim);
 
+/// One image per versioned home name, at ROOT/image-<name>: its versioned
+/// home (with `subdirs`) and the home symlink to its agent. For version
+/// changes between them.
+void MakeImages(const std::string& root, const std::vector<std::string>& vhs,
+                const std::vector<std::string>& subdirs = {});
+
 /// The 7.11.1 image's versioned home, relative to a test's directory.
 inline constexpr const char* kVh = "home/data/elastic-agent-9b2fec";
 

@@ -1,5 +1,6 @@
 #include "namespace.h"
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -36,21 +37,14 @@ std::optional<std::string> MountNamespaceUnavailable() {
   return std::nullopt;
 }
 
-std::string InMountNamespace(const std::function<std::string()>& body) {
+std::string InChild(const std::function<std::string()>& body) {
   int fds[2];
-  if (::pipe(fds) < 0) return std::string("pipe: ") + std::strerror(errno);
+  if (::pipe2(fds, O_CLOEXEC) < 0) return std::string("pipe: ") + std::strerror(errno);
   pid_t pid = ::fork();
   if (pid < 0) return std::string("fork: ") + std::strerror(errno);
   if (pid == 0) {
     ::close(fds[0]);
-    std::string answer;
-    if (::unshare(CLONE_NEWNS) < 0) {
-      answer = std::string("unshare: ") + std::strerror(errno);
-    } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) {
-      answer = std::string("make / private: ") + std::strerror(errno);
-    } else {
-      answer = body();
-    }
+    std::string answer = body();
     if (answer.empty()) answer = "ok";
     (void)!::write(fds[1], answer.data(), answer.size());
     _exit(0);
@@ -63,9 +57,18 @@ std::string InMountNamespace(const std::function<std::string()>& body) {
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return "namespace child killed by signal " + std::to_string(WTERMSIG(status));
+  if (WIFSIGNALED(status)) return "child killed by signal " + std::to_string(WTERMSIG(status));
   if (answer == "ok") return "";
-  return answer.empty() ? "namespace child gave no answer" : answer;
+  return answer.empty() ? "child gave no answer" : answer;
+}
+
+std::string InMountNamespace(const std::function<std::string()>& body) {
+  return InChild([&]() -> std::string {
+    if (::unshare(CLONE_NEWNS) < 0) return std::string("unshare: ") + std::strerror(errno);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0)
+      return std::string("make / private: ") + std::strerror(errno);
+    return body();
+  });
 }
 
 bool DropSysAdmin() {

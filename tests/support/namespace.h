@@ -11,6 +11,11 @@ namespace agent_init::test {
 /// Why namespace tests cannot run here (not root, no unshare), or nullopt.
 std::optional<std::string> MountNamespaceUnavailable();
 
+/// Forks and runs `body` in the child, which returns "" on success or a
+/// failure description (or any answer for the caller to look at). Returns
+/// the child's answer, "" for success, or a description of how it died.
+std::string InChild(const std::function<std::string()>& body);
+
 /// Forks; the child unshares its mount namespace, makes every mount private
 /// and runs `body`. The body returns "" on success or a failure description.
 /// Returns the child's answer (or a description of how it died).

@@ -66,20 +66,9 @@ TEST(Dir, ARefusalSaysWhatTheOpenFoundNotASecondLook) {
 
 TEST(Dir, WithoutOpenat2ASwapSeenByTheSecondLookIsRefusedAsASwap) {
   test::TempDir t;
-  int out[2];
-  ASSERT_EQ(::pipe(out), 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::string got = test::DenySyscall(SYS_openat2) ? SwappedBackRefusal(t) : "no seccomp filter";
-    (void)!::write(out[1], got.data(), got.size());
-    ::_exit(0);
-  }
-  ::close(out[1]);
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  ::close(out[0]);
-  ::waitpid(pid, nullptr, 0);
+  std::string got = test::InChild([&]() -> std::string {
+    return test::DenySyscall(SYS_openat2) ? SwappedBackRefusal(t) : "no seccomp filter";
+  });
   EXPECT_TRUE(got.starts_with("77 ") && got.find("changed while") != std::string::npos) << got;
 }
 
