@@ -81,9 +81,9 @@ Result<void> CarryAgentFilesOver(Volume& volume, Layout from, Layout to) {
 
 }  // namespace
 
-Result<void> RecordLayout(const Volume& volume, Layout layout) {
-  auto w =
-      WriteFileAtomic(volume.bookkeeping(), names::kLayoutRecord, std::string(LayoutName(layout)) + "\n");
+Result<void> RecordLayout(const Volume& volume, Layout layout, NameSync name_sync) {
+  auto w = WriteFileAtomic(volume.bookkeeping(), names::kLayoutRecord, std::string(LayoutName(layout)) + "\n",
+                           0600, name_sync);
   if (!w) return std::unexpected(Wrap(w.error(), "record the volume's layout"));
   return {};
 }
@@ -192,7 +192,12 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
       if (auto parent = volume.OpenRunParent(t.from); parent)
         ::unlinkat(parent->fd(), names::kRun, AT_REMOVEDIR);
     }
-    if (auto recorded = RecordLayout(volume, to); !recorded) return std::unexpected(recorded.error());
+    // The volume's first record need not be durable at once: losing it
+    // leaves the volume as it was before (no layout last ran here), which
+    // the next start handles alike, and the history written next, in the
+    // same directory, makes it durable. A record that replaces another is.
+    const NameSync sync = t.last ? NameSync::kNow : NameSync::kLater;
+    if (auto recorded = RecordLayout(volume, to, sync); !recorded) return std::unexpected(recorded.error());
   }
   return moved;
 }

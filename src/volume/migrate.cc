@@ -48,6 +48,7 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
   if (!cleared) return std::unexpected(cleared.error());
   auto entries = image_run.List();
   if (!entries) return std::unexpected(entries.error());
+  bool removed_any = false;  // entries copied, whose sources were removed
   for (const auto& e : *entries) {
     const char* name = e.name.c_str();
     auto have = incoming->Stat(e.name);
@@ -78,15 +79,17 @@ Result<void> Collect(const Dir& image_run, const Dir& aidir) {
     // The complete copy is in `incoming`; the image's entry can go.
     auto removed = RemoveEntry(image_run, e.name);
     if (!removed) return std::unexpected(removed.error());
+    removed_any = true;
     FaultPoint("migrate collect remove");
   }
-  // The renames into `incoming` durable, both sides, before the journal
-  // moves on to merge: recovery never goes back to collect, and an entry
-  // whose rename a power loss undid would stay behind in the old run
-  // directory (within the volume: a layout change). The image's side is
-  // another filesystem, synced all the same.
+  // The renames into `incoming` durable before the journal moves on to
+  // merge: recovery never goes back to collect, and an entry whose rename a
+  // power loss undid would stay behind in the old run directory (within the
+  // volume: a layout change). A rename is one change to the filesystem's
+  // journal (ext4, XFS, btrfs), durable by the fsync of either directory;
+  // the removals of copied entries are the image's directory's own.
   if (auto synced = SyncDir(*incoming); !synced) return synced;
-  return SyncDir(image_run);
+  return removed_any ? SyncDir(image_run) : Result<void>{};
 }
 
 struct MergeCtx {
@@ -241,6 +244,15 @@ Result<MigrationResult> MigrateRun(const Dir& image_run, const Dir& state_run, V
   // the image's entries.
   auto cleared = RemoveEntry(aidir, names::kMigrate);
   if (!cleared) return std::unexpected(cleared.error());
+  // The work area before the journal: the journal's fsync of this directory
+  // makes the work directory's name durable with its own, and an empty work
+  // area that a crash leaves without a journal is removed just above.
+  if (::mkdirat(aidir.fd(), names::kMigrate, 0700) < 0) {
+    return SysFail(errno, "create " + Q(aidir.PathOf(names::kMigrate)));
+  }
+  auto work = aidir.OpenSub(names::kMigrate);
+  if (!work) return std::unexpected(work.error());
+  if (auto incoming = work->MakeSub(names::kIncoming, 0700); !incoming) return std::unexpected(incoming.error());
   Intent intent{kOpMigrate, id, "collect", {{"from", image_run.path()}}};
   intent.args.insert(intent.args.end(), where.begin(), where.end());
   auto w = volume.journal().Write(intent);

@@ -45,6 +45,7 @@ inline constexpr const char* kDisplaced = "displaced";
 inline constexpr const char* kMigrate = "migrate";
 inline constexpr const char* kMigrateIncoming = "migrate/incoming";
 inline constexpr const char* kMigratePartial = "partial";  // in migrate/
+inline constexpr const char* kIncoming = "incoming";       // in migrate/
 inline constexpr const char* kCarry = "carry";              // files being carried onto the volume
 inline constexpr const char* kHomeFiles = "home-files";     // the image's files STATE/home holds copies of
 
