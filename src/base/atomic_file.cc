@@ -9,7 +9,7 @@
 namespace agent_init {
 
 Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
-                             NameSync name_sync) {
+                             Durability durability) {
   const std::string tmp = "." + name + ".tmp";
   // A leftover temp file (or anything planted there) goes first; unlinkat
   // removes a symlink itself, never its target.
@@ -26,12 +26,14 @@ Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::strin
     }
     content.remove_prefix(static_cast<size_t>(n));
   }
-  if (sys::Fsync(fd->get()) < 0) return SysFail(errno, "sync " + Q(dir.PathOf(tmp)));
+  if (durability != Durability::kNone && sys::Fsync(fd->get()) < 0) {
+    return SysFail(errno, "sync " + Q(dir.PathOf(tmp)));
+  }
   fd->reset();
   if (::renameat(dir.fd(), tmp.c_str(), dir.fd(), name.c_str()) < 0) {
     return SysFail(errno, "rename " + Q(dir.PathOf(tmp)) + " to " + Q(name));
   }
-  return name_sync == NameSync::kNow ? SyncDir(dir) : Result<void>{};
+  return durability == Durability::kNow ? SyncDir(dir) : Result<void>{};
 }
 
 Result<void> RemoveFileDurable(const Dir& dir, const std::string& name) {

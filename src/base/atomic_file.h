@@ -10,18 +10,22 @@
 
 namespace agent_init {
 
-/// Whether WriteFileAtomic waits for the new name to be on disk. kLater
-/// leaves the rename to the filesystem's next commit: after a power loss
-/// the name holds the old content or the new, each whole. For records that
-/// are rewritten at every start and that nothing else depends on.
-enum class NameSync { kNow, kLater };
+/// What WriteFileAtomic waits for. kNow: the content and the name are on
+/// disk when it returns. kNameLater: the content is; the rename is left to
+/// the filesystem's next commit, and after a power loss the name holds the old
+/// content or the new, each whole. kNone: neither is waited for; after a power
+/// loss the name may also hold an empty file. While the system runs, readers
+/// see the old content or the new, each whole, whichever is chosen. kNone is
+/// for a record that nothing needs after a power loss (the lock's owner: a
+/// power loss releases the lock, and the next holder writes its own).
+enum class Durability { kNow, kNameLater, kNone };
 
-/// Writes `content` to `.name.tmp` in `dir`, fsyncs it, renames it over
-/// `name` and (kNow) fsyncs `dir`. Never follows a symlink planted at either
+/// Writes `content` to `.name.tmp` in `dir`, fsyncs it (but kNone), renames it
+/// over `name` and (kNow) fsyncs `dir`. Never follows a symlink planted at either
 /// name, and never writes through whatever is at `name` (a hard link to
 /// another file): the name gets a new file.
 Result<void> WriteFileAtomic(const Dir& dir, const std::string& name, std::string_view content,
-                             mode_t mode = 0600, NameSync name_sync = NameSync::kNow);
+                             mode_t mode = 0600, Durability durability = Durability::kNow);
 
 /// Removes `name` from `dir` and fsyncs `dir`; a missing file is fine.
 Result<void> RemoveFileDurable(const Dir& dir, const std::string& name);

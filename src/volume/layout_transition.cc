@@ -81,9 +81,9 @@ Result<void> CarryAgentFilesOver(Volume& volume, Layout from, Layout to) {
 
 }  // namespace
 
-Result<void> RecordLayout(const Volume& volume, Layout layout, NameSync name_sync) {
+Result<void> RecordLayout(const Volume& volume, Layout layout, Durability durability) {
   auto w = WriteFileAtomic(volume.bookkeeping(), names::kLayoutRecord, std::string(LayoutName(layout)) + "\n",
-                           0600, name_sync);
+                           0600, durability);
   if (!w) return std::unexpected(Wrap(w.error(), "record the volume's layout"));
   return {};
 }
@@ -196,8 +196,9 @@ Result<bool> CarryOverLayout(Volume& volume, Layout to, int keep_snapshots, cons
     // leaves the volume as it was before (no layout last ran here), which
     // the next start handles alike, and the history written next, in the
     // same directory, makes it durable. A record that replaces another is.
-    const NameSync sync = t.last ? NameSync::kNow : NameSync::kLater;
-    if (auto recorded = RecordLayout(volume, to, sync); !recorded) return std::unexpected(recorded.error());
+    const Durability durability = t.last ? Durability::kNow : Durability::kNameLater;
+    if (auto recorded = RecordLayout(volume, to, durability); !recorded)
+      return std::unexpected(recorded.error());
   }
   return moved;
 }

@@ -40,9 +40,9 @@ Result<LayoutTransition> PlanLayoutTransition(const Volume& volume, Layout to);
 /// The 65 error for a conflict: both run directories, and how to resolve it.
 Error LayoutConflict(const Volume& volume, const LayoutTransition& t);
 
-/// Records `layout` as the one that last used the volume; kLater leaves the
-/// record's name to the next fsync of the bookkeeping directory.
-Result<void> RecordLayout(const Volume& volume, Layout layout, NameSync name_sync = NameSync::kNow);
+/// Records `layout` as the one that last used the volume; kNameLater leaves
+/// the record's name to the next fsync of the bookkeeping directory.
+Result<void> RecordLayout(const Volume& volume, Layout layout, Durability durability = Durability::kNow);
 
 /// Carries the state over for a start with layout `to` (the lock held) and
 /// records `to` as the volume's layout. `id` names the migration and its

@@ -180,8 +180,12 @@ Result<VolumeLock> VolumeLock::Acquire(const Dir& aidir, int timeout_seconds, Mo
   Owner me{std::to_string(::getpid()), HostName(), UtcNow(), AGENT_INIT_VERSION, std::string(ModeName(mode))};
   // A new file renamed over the old one, never written in place: whatever
   // is planted at the name (a hard link to another file) is replaced. Only
-  // informational: the start does not wait for the name to reach the disk.
-  auto written = WriteFileAtomic(aidir, names::kOwner, EncodeOwner(me), 0600, NameSync::kLater);
+  // informational, and only while the lock is held (what a start that waits
+  // and `inspect` show): the start does not wait for it to reach the disk. A
+  // power loss releases the lock, and the next holder writes its own; what
+  // it leaves at the name (the old record, the new, an empty file) is shown
+  // as it is, or as no owner.
+  auto written = WriteFileAtomic(aidir, names::kOwner, EncodeOwner(me), 0600, Durability::kNone);
   if (!written) return std::unexpected(Wrap(written.error(), "record lock owner"));
   return VolumeLock(std::move(fd));
 }
