@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -105,6 +106,74 @@ TEST(Tree, ACopyFromTheVolumeRefusesAFileWithSeveralNames) {
   EXPECT_NE(refused.error().msg.find("hard link"), std::string::npos) << refused.error().msg;
   ASSERT_TRUE(CopyEntry(*src, "run", *dst, "image", nullptr, CopyFrom::kImage));
   EXPECT_EQ(test::ReadFile(t / "dst/image/a/linked"), "secret");
+}
+
+// A directory of many files is copied by two workers (tree_copy.cc's
+// CopyFiles: this process and a forked child): every file arrives whole,
+// with its mode, owner and times whatever the umask, the statistics count
+// the child's files too, and no child is left behind.
+TEST(Tree, ManyFilesAreCopiedWholeByTwoWorkers) {
+  test::TempDir t;
+  const int n = 300;
+  const bool root = ::geteuid() == 0;
+  const mode_t modes[] = {0600, 0640, 0644, 0755, 0444, 02755};
+  for (int i = 0; i < n; ++i) {
+    const std::string p = t / ("src/run/many/f" + std::to_string(i));
+    test::WriteFile(p, std::string(static_cast<size_t>(i), 'x') + std::to_string(i));
+    if (root && i % 5 == 0) {
+      ASSERT_EQ(::chown(p.c_str(), 1000 + i % 3, 1000), 0);
+    }
+    ASSERT_EQ(::chmod(p.c_str(), modes[i % 6]), 0);  // after the chown, which clears set-ID bits
+    struct timeval tv[2] = {{1000000 + i, 0}, {2000000 + i, 0}};
+    ASSERT_EQ(::utimes(p.c_str(), tv), 0);
+  }
+  ASSERT_EQ(::mkfifo((t / "src/run/many/fifo").c_str(), 0620), 0);
+  test::MakeDirs(t / "dst");
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  CopyStats stats;
+  const mode_t mask = ::umask(077);
+  auto r = CopyEntry(*src, "run", *dst, "copy", &stats);
+  ::umask(mask);
+  ASSERT_TRUE(r) << r.error().msg;
+  EXPECT_EQ(test::TreeDigest(t / "src/run"), test::TreeDigest(t / "dst/copy"));
+  EXPECT_EQ(stats.files, n + 1u);  // and the FIFO
+  EXPECT_EQ(stats.data_files, static_cast<std::uint64_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "/many/f" + std::to_string(i);
+    struct stat a = Lstat(t / ("src/run" + name)), b = Lstat(t / ("dst/copy" + name));
+    EXPECT_EQ(b.st_mode, a.st_mode) << name;
+    EXPECT_EQ(b.st_uid, a.st_uid) << name;
+    EXPECT_EQ(b.st_gid, a.st_gid) << name;
+    EXPECT_EQ(b.st_mtim.tv_sec, a.st_mtim.tv_sec) << name;
+  }
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // the second worker was reaped
+  EXPECT_EQ(errno, ECHILD);
+}
+
+// Whichever worker meets a file with several names, the copy is refused
+// with its 77, naming it. The file sits at another place in each round, so
+// that both workers meet it in some.
+TEST(Tree, AHardLinkAmongManyFilesIsRefusedWhicheverWorkerMeetsIt) {
+  test::TempDir t;
+  test::WriteFile(t / "outside", "secret", 0600);
+  const int n = 200;
+  for (int i = 0; i < n; ++i) test::WriteFile(t / ("src/run/f" + std::to_string(i)), std::to_string(i));
+  test::MakeDirs(t / "dst");
+  auto src = Dir::OpenTrusted(t / "src");
+  auto dst = Dir::OpenTrusted(t / "dst");
+  for (int round = 0; round < 12; ++round) {
+    const std::string linked = t / ("src/run/f" + std::to_string(round * 17 % n));
+    ASSERT_EQ(::unlink(linked.c_str()), 0);
+    ASSERT_EQ(::link((t / "outside").c_str(), linked.c_str()), 0);
+    auto refused = CopyEntry(*src, "run", *dst, "copy" + std::to_string(round));
+    ASSERT_FALSE(refused) << "round " << round;
+    EXPECT_EQ(ExitCodeFor(refused.error().kind), 77);
+    EXPECT_NE(refused.error().msg.find(linked), std::string::npos) << refused.error().msg;
+    ASSERT_EQ(::unlink(linked.c_str()), 0);
+    test::WriteFile(linked, "plain");
+  }
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
 }
 
 TEST(Tree, CopyRefusesToOverwrite) {
