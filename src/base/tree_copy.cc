@@ -1,27 +1,22 @@
 // Copying a tree through fds (tree.h): modes, owners, times, symlinks, FIFOs
-// and holes kept; reflinks where the filesystem offers them.
+// and holes kept; reflinks where the filesystem offers them (file_data.h); a
+// directory's many files by two workers (two_workers.h).
 #include "base/tree.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-
-#include <atomic>
-#include <csignal>
 #include <cstring>
 #include <optional>
 #include <vector>
 
-#include "base/log.h"
 #include "base/fault.h"
+#include "base/file_data.h"
+#include "base/log.h"
 #include "base/sys.h"
+#include "base/two_workers.h"
 #include "base/unique_fd.h"
 
 namespace agent_init {
@@ -66,57 +61,12 @@ void CopyTimes(int fd, const struct statx& st) {
   ::futimens(fd, ts);
 }
 
-// Plain read/write fallback for a range, when copy_file_range cannot be used.
-Result<void> CopyRangeRw(int in, int out, off_t off, off_t len, const std::string& shown) {
-  std::vector<char> buf(1 << 17);
-  while (len > 0) {
-    ssize_t n = ::pread(in, buf.data(), std::min<off_t>(len, static_cast<off_t>(buf.size())), off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysFail(errno, "read " + Q(shown));
-    }
-    if (n == 0) break;  // the file shrank under us; copy what there is
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = ::pwrite(out, buf.data() + done, static_cast<size_t>(n - done), off + done);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return SysFail(errno, "write copy of " + Q(shown));
-      }
-      done += w;
-    }
-    off += n;
-    len -= n;
-  }
-  return {};
-}
-
-Result<void> CopyRange(int in, int out, off_t off, off_t len, const std::string& shown, bool& use_cfr) {
-  while (len > 0 && use_cfr) {
-    loff_t in_off = off, out_off = off;
-    ssize_t n = ::copy_file_range(in, &in_off, out, &out_off, static_cast<size_t>(len), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM) {
-        use_cfr = false;
-        break;
-      }
-      return SysFail(errno, "copy " + Q(shown));
-    }
-    if (n == 0) return {};
-    off += n;
-    len -= n;
-  }
-  if (len > 0) return CopyRangeRw(in, out, off, len, shown);
-  return {};
-}
-
 // One tree copy: its statistics, and what the filesystems turned out to
 // support (asked once, not for every file).
 struct CopyRun {
   CopyStats& stats;
   CopyFrom source = CopyFrom::kVolume;
-  bool reflink = true;
-  bool cfr = true;
+  DataPaths paths{};
   uid_t euid = ::geteuid();  // the owner a new file gets
   gid_t egid = ::getegid();
 };
@@ -128,47 +78,6 @@ struct CopyRun {
 // clone: a snapshot of files that are the creator's makes neither.
 mode_t CreateMode(const struct statx& st, const CopyRun& run) {
   return st.stx_uid == run.euid && st.stx_gid == run.egid ? (st.stx_mode & 0777) : 0600;
-}
-
-// Copies the bytes of a regular file: a reflink where the filesystem offers
-// one, else only the data segments (holes stay holes).
-Result<std::uint64_t> CopyData(int in, int out, off_t size, blkcnt_t blocks, const std::string& shown,
-                               CopyRun& run) {
-  if (size == 0) return 0;
-  ++run.stats.data_files;
-  if (run.reflink) {
-    if (::ioctl(out, FICLONE, in) == 0) {
-      ++run.stats.reflinked;
-      return static_cast<std::uint64_t>(size);
-    }
-    if (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY) run.reflink = false;
-  }
-  bool& use_cfr = run.cfr;
-  // A file whose blocks cover its size has no holes: one range, no seeking.
-  if (blocks * 512 >= size) {
-    auto r = CopyRange(in, out, 0, size, shown, use_cfr);
-    if (!r) return std::unexpected(r.error());
-    return static_cast<std::uint64_t>(size);
-  }
-  off_t pos = 0;
-  while (pos < size) {
-    off_t data = ::lseek(in, pos, SEEK_DATA);
-    if (data < 0) {
-      if (errno == ENXIO) break;  // only a hole is left
-      // No SEEK_DATA support: copy everything.
-      auto r = CopyRange(in, out, pos, size - pos, shown, use_cfr);
-      if (!r) return std::unexpected(r.error());
-      pos = size;
-      break;
-    }
-    off_t hole = ::lseek(in, data, SEEK_HOLE);
-    if (hole < 0 || hole > size) hole = size;
-    auto r = CopyRange(in, out, data, hole - data, shown, use_cfr);
-    if (!r) return std::unexpected(r.error());
-    pos = hole;
-  }
-  if (::ftruncate(out, size) < 0) return SysFail(errno, "size copy of " + Q(shown));
-  return static_cast<std::uint64_t>(size);
 }
 
 Result<void> CopyNode(const Node& src, int dst_dirfd, const char* dst_name, int depth, CopyRun& run);
@@ -192,12 +101,12 @@ void Add(CopyStats& into, const CopyStats& s) {
   into.reflinked += s.reflinked;
 }
 
-// What the second worker sends back: its statistics, what it found the
-// filesystems support, its error, and the entries it left to the first.
+// What the second worker sends back (RunOnTwoWorkers): its statistics, what
+// it found the filesystems support, its error, and the entries it left to
+// the first.
 struct WorkerReport {
   CopyStats stats;
-  bool reflink = true;
-  bool cfr = true;
+  DataPaths paths{};
   bool failed = false;
   Kind kind = Kind::kCannotPlace;
   int err = 0;
@@ -206,12 +115,11 @@ struct WorkerReport {
   std::uint32_t later = 0;
 };
 
-std::string EncodeReport(const CopyStats& stats, const CopyRun& run, const std::optional<Error>& error,
+std::string EncodeReport(const CopyRun& run, const std::optional<Error>& error,
                          const std::vector<std::size_t>& later) {
   WorkerReport r;
-  r.stats = stats;
-  r.reflink = run.reflink;
-  r.cfr = run.cfr;
+  r.stats = run.stats;
+  r.paths = run.paths;
   if (error) {
     r.failed = true;
     r.kind = error->kind;
@@ -222,126 +130,70 @@ std::string EncodeReport(const CopyStats& stats, const CopyRun& run, const std::
   r.later = static_cast<std::uint32_t>(later.size());
   std::string out(reinterpret_cast<const char*>(&r), sizeof r);
   if (error) out += error->msg + error->hint;
-  if (!later.empty()) out.append(reinterpret_cast<const char*>(later.data()), later.size() * sizeof(std::size_t));
+  if (!later.empty())
+    out.append(reinterpret_cast<const char*>(later.data()), later.size() * sizeof(std::size_t));
   return out;
 }
 
-// Reads the second worker's report and reaps it; false when it sent none
-// whole (it died).
-bool ReadReport(int fd, pid_t pid, WorkerReport& r, std::optional<Error>& error, std::vector<std::size_t>& later) {
-  std::string in;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (in.size() < sizeof r) return false;
-  std::memcpy(&r, in.data(), sizeof r);
-  std::size_t need = sizeof r + r.msg_len + r.hint_len + std::size_t{r.later} * sizeof(std::size_t);
-  if (in.size() != need || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
-  const char* p = in.data() + sizeof r;
-  if (r.failed) {
+// Adds the report to `run`, its error to `error` (unless there is one) and
+// its entries to `later`; false when it is not a whole report.
+bool TakeReport(const std::string& text, CopyRun& run, std::optional<Error>& error,
+                std::vector<std::size_t>& later) {
+  WorkerReport r;
+  if (text.size() < sizeof r) return false;
+  std::memcpy(&r, text.data(), sizeof r);
+  if (text.size() != sizeof r + r.msg_len + r.hint_len + std::size_t{r.later} * sizeof(std::size_t))
+    return false;
+  const char* p = text.data() + sizeof r;
+  if (r.failed && !error)
     error = Error{r.kind, r.err, std::string(p, r.msg_len), std::string(p + r.msg_len, r.hint_len), {}, 0};
-  }
   p += r.msg_len + r.hint_len;
-  later.resize(r.later);
-  if (!later.empty()) std::memcpy(later.data(), p, later.size() * sizeof(std::size_t));
+  const std::size_t first = later.size();
+  later.resize(first + r.later);
+  if (r.later > 0) std::memcpy(later.data() + first, p, std::size_t{r.later} * sizeof(std::size_t));
+  Add(run.stats, r.stats);
+  run.paths.Meet(r.paths);
   return true;
 }
 
 // Copies the entries `names` (regular files when listed) of `in` into `out`,
-// by two workers where there are many: this process and a forked child,
-// taking the next file in turn through an index in memory they share. The
-// child is a process, not a thread: pthread_create would link 49 KB of
-// glibc's threads into the static binary. It holds the volume's lock as this
-// process does (the lock's descriptor is shared), and dies with it
-// (PR_SET_PDEATHSIG): a start after a crash waits for it. An entry that is no
-// longer a regular file when a worker looks is left to this process, after
-// both (the other kinds log, and call test hooks). Where no child can be
-// made, or it dies, this process copies what is left.
+// by two workers from kParallelFrom on (RunOnTwoWorkers: this process and a
+// forked child), each counting into statistics of its own. An entry that is
+// no longer a regular file when a worker looks is left to this process,
+// after both (the other kinds log, and call test hooks).
 Result<void> CopyFiles(const Dir& in, const std::vector<const std::string*>& names, int out, int depth,
                        CopyRun& run) {
-  struct Shared {
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-  };
-  static_assert(std::atomic<std::size_t>::is_always_lock_free, "the index is shared between processes");
-  void* mem = names.size() >= kParallelFrom ? ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
-                                                     MAP_SHARED | MAP_ANONYMOUS, -1, 0)
-                                            : MAP_FAILED;
-  Shared local;
-  Shared& shared = mem != MAP_FAILED ? *new (mem) Shared : local;  // before the fork: both see it made
-  int pipe_fds[2] = {-1, -1};
-  pid_t child = -1;
-  const pid_t parent = ::getpid();
-  if (mem != MAP_FAILED && ::pipe2(pipe_fds, O_CLOEXEC) == 0) child = ::fork();
-  CopyStats stats;
-  CopyRun mine{child == 0 ? stats : run.stats, run.source, run.reflink, run.cfr, run.euid, run.egid};
+  CopyStats counted;
+  CopyRun mine{counted, run.source, run.paths, run.euid, run.egid};
   std::optional<Error> error;
   std::vector<std::size_t> later;
-  auto work = [&] {
-    for (std::size_t i; !shared.failed.load() && (i = shared.next.fetch_add(1)) < names.size();) {
-      const std::string& name = *names[i];
-      Node child_node{in.fd(), name.c_str(), in.PathOf(name)};
-      auto st = StatNoFollow(child_node);
-      if (st && !S_ISREG(st->stx_mode)) {
-        later.push_back(i);
-        continue;
-      }
-      auto r = st ? CopyRegular(child_node, *st, out, name.c_str(), mine) : Result<void>(std::unexpected(st.error()));
-      if (!r) {
-        error = r.error();
-        shared.failed.store(true);
-      }
+  auto item = [&](std::size_t i) {
+    const std::string& name = *names[i];
+    Node node{in.fd(), name.c_str(), in.PathOf(name)};
+    auto st = StatNoFollow(node);
+    if (st && !S_ISREG(st->stx_mode)) {
+      later.push_back(i);
+      return true;
     }
+    auto r = st ? CopyRegular(node, *st, out, name.c_str(), mine) : Result<void>(std::unexpected(st.error()));
+    if (!r) error = r.error();
+    return r.has_value();
   };
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::close(pipe_fds[0]);
-    work();
-    const std::string report = EncodeReport(stats, mine, error, later);
-    for (std::size_t done = 0; done < report.size();) {
-      ssize_t n = ::write(pipe_fds[1], report.data() + done, report.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) ::_exit(1);
-      done += static_cast<std::size_t>(n);
-    }
-    ::_exit(0);
-  }
-  if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
-  work();
-  bool whole = true;
-  if (child > 0) {
-    WorkerReport r;
-    std::optional<Error> theirs;
-    std::vector<std::size_t> their_later;
-    whole = ReadReport(pipe_fds[0], child, r, theirs, their_later);
-    if (whole) {
-      Add(run.stats, r.stats);
-      run.reflink = run.reflink && r.reflink;
-      run.cfr = run.cfr && r.cfr;
-      if (!error && theirs) error = std::move(theirs);
-      later.insert(later.end(), their_later.begin(), their_later.end());
-    }
-  }
-  if (pipe_fds[0] >= 0) ::close(pipe_fds[0]);
-  if (mem != MAP_FAILED) ::munmap(mem, sizeof(Shared));
-  run.reflink = run.reflink && mine.reflink;
-  run.cfr = run.cfr && mine.cfr;
+  std::optional<std::string> child_report;
+  bool whole = RunOnTwoWorkers(
+      names.size(), names.size() >= kParallelFrom, item, [&] { return EncodeReport(mine, error, later); },
+      &child_report);
+  Add(run.stats, counted);
+  run.paths.Meet(mine.paths);
+  if (child_report && !TakeReport(*child_report, run, error, later)) whole = false;
   if (error) return std::unexpected(*error);
   if (!whole) {
     return Fail(Kind::kCannotPlace, "copy the files of " + Q(in.path()) + ": its second worker died",
                 "start again: the copy is made anew");
   }
   for (std::size_t i : later) {
-    Node child_node{in.fd(), names[i]->c_str(), in.PathOf(*names[i])};
-    auto r = CopyNode(child_node, out, names[i]->c_str(), depth + 1, run);
+    Node node{in.fd(), names[i]->c_str(), in.PathOf(*names[i])};
+    auto r = CopyNode(node, out, names[i]->c_str(), depth + 1, run);
     if (!r) return r;
   }
   return {};
@@ -404,8 +256,11 @@ Result<UniqueFd> OpenRegular(const Node& src, CopyFrom source, struct stat& now)
 // `in`) into the new file `out`.
 Result<void> FillFile(const Node& src, const struct statx& st, int in, const struct stat& now, int out,
                       CopyRun& run) {
-  auto bytes = CopyData(in, out, now.st_size, now.st_blocks, src.shown, run);
+  if (now.st_size > 0) ++run.stats.data_files;
+  bool reflinked = false;
+  auto bytes = CopyFileData(in, out, now.st_size, now.st_blocks, src.shown, run.paths, &reflinked);
   if (!bytes) return std::unexpected(bytes.error());
+  if (reflinked) ++run.stats.reflinked;
   // Owner and mode only where the copy was made otherwise (another owner;
   // the umask; a set-group-ID directory's group; set-ID bits). A chown
   // clears the set-ID bits: the chmod follows it.
